@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// parseCampaignOnly parses commands whose only flags are --campaign and a few booleans.
+func parseCampaignOnly(name string, args []string, io stdio, bools ...string) (engine.Campaign, map[string]bool, int, bool) {
+	fs := newFlagSet(name, io)
+	campaign := fs.String("campaign", os.Getenv("SIMJECTURE_STUDY"), "campaign folder (required)")
+	vals := map[string]*bool{}
+	for _, b := range bools {
+		vals[b] = fs.Bool(b, false, b)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return engine.Campaign{}, nil, exitOK, false
+		}
+		return engine.Campaign{}, nil, fail(io, fmt.Errorf("%v: %w", err, errUsage)), false
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return c, nil, fail(io, err), false
+	}
+	out := map[string]bool{}
+	for k, v := range vals {
+		out[k] = *v
+	}
+	return c, out, 0, true
+}
+
+func cmdControl(command string) func(context.Context, []string, stdio) int {
+	return func(ctx context.Context, args []string, io stdio) int {
+		c, _, code, ok := parseCampaignOnly(command, args, io)
+		if !ok {
+			return code
+		}
+		status, err := engine.RequestControl(ctx, c, command)
+		if err != nil {
+			return fail(io, err)
+		}
+		if status == "requested" {
+			fmt.Fprintf(io.out, "%s requested; the supervisor acts within 1 s\n", command)
+		} else {
+			fmt.Fprintf(io.out, "no supervisor runs this study; it is now %s\n", status)
+		}
+		return exitOK
+	}
+}
+
+func cmdStatus(ctx context.Context, args []string, io stdio) int {
+	c, flags, code, ok := parseCampaignOnly("status", args, io, "json")
+	if !ok {
+		return code
+	}
+	v, err := engine.OpenView(ctx, c)
+	if err != nil {
+		return fail(io, err)
+	}
+	defer v.Close()
+	snap, err := v.Snapshot(ctx)
+	if err != nil {
+		return fail(io, err)
+	}
+	if flags["json"] {
+		return printJSON(io.out, snap)
+	}
+	fmt.Fprintln(io.out, statusText(snap))
+	return exitOK
+}
+
+func statusText(s engine.Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s  (%s)\n", s.Campaign, s.Status, s.Activity)
+	fmt.Fprintf(&b, "agent %s/%s · execution %s · %ds left\n", s.AgentBackend, s.Model, s.ExecutionBackend, s.RemainingSeconds)
+	for _, c := range s.Claims {
+		fmt.Fprintf(&b, "claim %-16s %-10s %s\n", c.ID, c.Status, truncate(c.Statement, 70))
+	}
+	for _, e := range s.Experiments {
+		fmt.Fprintf(&b, "exp   %s %-11s %s %s\n", e.ID, e.Status, e.Source, strings.Join(e.Args, " "))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}
+
+func printJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitAttention
+	}
+	return exitOK
+}
+
+func cmdWatch(ctx context.Context, args []string, io stdio) int {
+	c, flags, code, ok := parseCampaignOnly("watch", args, io, "jsonl")
+	if !ok {
+		return code
+	}
+	v, err := engine.OpenView(ctx, c)
+	if err != nil {
+		return fail(io, err)
+	}
+	defer v.Close()
+	err = v.Follow(ctx, 0, func(ev engine.Event) error {
+		if flags["jsonl"] {
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(io.out, "%s\n", b)
+		} else {
+			fmt.Fprintf(io.out, "%s %-28s %s\n", ev.Time, ev.Type, ev.Payload)
+		}
+		return stopWatching(ctx, v, ev)
+	})
+	if err != nil && !errors.Is(err, errStopped) {
+		return fail(io, err)
+	}
+	return exitOK
+}
+
+var errStopped = errors.New("study stopped")
+
+// stopWatching ends watch once the study has stopped and no supervisor runs it.
+func stopWatching(ctx context.Context, v *engine.View, ev engine.Event) error {
+	if ev.Type != "study_state" {
+		return nil
+	}
+	var p struct{ Status string }
+	_ = json.Unmarshal(ev.Payload, &p)
+	if p.Status == engine.StatusRunning {
+		return nil
+	}
+	if last, _ := v.LastSeq(ctx); last > ev.Seq {
+		return nil
+	}
+	return errStopped
+}
+
+func cmdVerify(ctx context.Context, args []string, io stdio) int {
+	c, _, code, ok := parseCampaignOnly("verify", args, io)
+	if !ok {
+		return code
+	}
+	s, err := c.Open(ctx)
+	if err != nil {
+		return fail(io, err)
+	}
+	defer s.Close()
+	findings, err := engine.Verify(ctx, c, s)
+	if err != nil {
+		return fail(io, err)
+	}
+	if len(findings) == 0 {
+		fmt.Fprintln(io.out, "intact: every sealed input and artifact matches its recorded hash; the event chain is unbroken")
+		return exitOK
+	}
+	for _, f := range findings {
+		fmt.Fprintln(io.out, f)
+	}
+	return exitAttention
+}
+
+func cmdLab(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("lab", io)
+	campaign := fs.String("campaign", os.Getenv("SIMJECTURE_STUDY"), "campaign folder (default $SIMJECTURE_STUDY)")
+	fs.SetInterspersed(true)
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		return labFail(io, fmt.Errorf("usage: simjecture lab CALL (one of %s) with JSON on stdin", strings.Join(engine.CallNames(), ", ")))
+	}
+	call := fs.Arg(0)
+	if _, ok := engine.FindCall(call); !ok {
+		return labFail(io, fmt.Errorf("unknown lab call %q (known: %s)", call, strings.Join(engine.CallNames(), ", ")))
+	}
+	raw, err := io2ReadAll(io.in, 4<<20)
+	if err != nil {
+		return labFail(io, err)
+	}
+	if *campaign == "" {
+		return labFail(io, fmt.Errorf("no study: set SIMJECTURE_STUDY or --campaign"))
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return labFail(io, err)
+	}
+	s, err := c.Open(ctx)
+	if err != nil {
+		return labFail(io, err)
+	}
+	defer s.Close()
+	lab := &engine.Lab{C: c, S: s, Cores: runtime.NumCPU(), MemMB: memoryMB()}
+	result, err := lab.Call(ctx, call, raw)
+	if err != nil {
+		return labFail(io, err)
+	}
+	_ = json.NewEncoder(io.out).Encode(map[string]any{"ok": true, "result": result})
+	return exitOK
+}
+
+func labFail(io stdio, err error) int {
+	_ = json.NewEncoder(io.out).Encode(map[string]any{"ok": false, "error": oneLine(err)})
+	return exitAttention
+}
+
+func io2ReadAll(r io.Reader, limit int64) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("stdin is larger than %d bytes", limit)
+	}
+	return b, nil
+}

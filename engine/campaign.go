@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// Campaign is a study folder on disk (contract section 7).
+type Campaign struct{ Dir string }
+
+// NewCampaign resolves dir to an absolute path.
+func NewCampaign(dir string) (Campaign, error) {
+	if dir == "" {
+		return Campaign{}, fmt.Errorf("--campaign is required: %w", ErrInvalid)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Campaign{}, fmt.Errorf("campaign %s: %w", dir, err)
+	}
+	return Campaign{Dir: abs}, nil
+}
+
+// DB is the store file.
+func (c Campaign) DB() string { return filepath.Join(c.Dir, "simjecture.db") }
+
+// Operator holds the hypothesis and instructions as given.
+func (c Campaign) Operator() string { return filepath.Join(c.Dir, "operator") }
+
+// Research is the agent's working folder.
+func (c Campaign) Research() string { return filepath.Join(c.Dir, "research") }
+
+// Experiments holds one folder of collected files per experiment.
+func (c Campaign) Experiments() string { return filepath.Join(c.Dir, "experiments") }
+
+// ArtifactDir is where one experiment's collected files go.
+func (c Campaign) ArtifactDir(id string) string { return filepath.Join(c.Experiments(), id) }
+
+// Sealed is the content-addressed copy of every source and input at submission.
+func (c Campaign) Sealed() string { return filepath.Join(c.Dir, "sealed") }
+
+// SealedBlob is one sealed file, named by its sha256.
+func (c Campaign) SealedBlob(sha string) string { return filepath.Join(c.Sealed(), sha) }
+
+// Supervisor holds the per-turn prompts and agent logs.
+func (c Campaign) Supervisor() string { return filepath.Join(c.Dir, "supervisor") }
+
+// Scratch is where running experiments keep their private work folders.
+func (c Campaign) Scratch() string { return filepath.Join(c.Dir, "supervisor", "run") }
+
+// LockFile is the single-owner lock.
+func (c Campaign) LockFile() string { return filepath.Join(c.Dir, ".simjecture.lock") }
+
+// Exists reports whether the folder holds a study.
+func (c Campaign) Exists() bool {
+	st, err := os.Stat(c.DB())
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Open opens the campaign's store; the campaign must hold a study.
+func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
+	if !c.Exists() {
+		return nil, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, ErrInvalid)
+	}
+	return store.OpenExisting(ctx, c.DB())
+}
+
+// LoadContract reads the frozen contract.
+func LoadContract(ctx context.Context, s *store.Store) (Contract, error) {
+	var c Contract
+	err := s.Read(ctx, func(tx *store.Tx) error {
+		row, err := tx.GetStudy()
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(row.ContractJSON, &c)
+	})
+	if err != nil {
+		return c, fmt.Errorf("read study contract: %w", err)
+	}
+	if c.ExecutionBackend == "" {
+		c.ExecutionBackend = "bubblewrap" // a record with no backend means bubblewrap
+	}
+	return c, nil
+}
+
+// checkNewCampaignDir refuses a path that is a file or a non-empty folder
+// that holds no study.
+func checkNewCampaignDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("campaign %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("campaign %s is a file, not a folder: %w", dir, ErrInvalid)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("campaign %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("campaign %s is a non-empty folder that holds no study: %w", dir, ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/store"
+)
+
+// RunFunc runs one experiment; sandbox.Run in production.
+type RunFunc func(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error)
+
+// executor admits queued experiments by CPU slots and memory and runs them.
+type executor struct {
+	c       Campaign
+	s       *store.Store
+	backend sandbox.Backend
+	selfExe string
+	cores   int
+	memMB   int64
+	run     RunFunc
+	notify  func()
+
+	mu         sync.Mutex
+	running    map[string]*runningExp
+	stopStatus string // status of experiments stopped because the study stopped
+	wg         sync.WaitGroup
+}
+
+type runningExp struct {
+	cancel context.CancelFunc
+	res    Resources
+}
+
+// loop admits work and forwards cancel requests until ctx ends, then stops
+// every running experiment and waits for them.
+func (e *executor) loop(ctx context.Context, poll time.Duration) {
+	runCtx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		stopAll()
+		e.wg.Wait()
+	}()
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if err := e.tick(runCtx); err != nil && ctx.Err() == nil {
+			e.report(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (e *executor) report(err error) {
+	_ = e.s.Tx(context.Background(), func(tx *store.Tx) error {
+		_, aerr := tx.Append("harness_error", map[string]string{"where": "executor", "error": err.Error()})
+		return aerr
+	})
+}
+
+func (e *executor) tick(ctx context.Context) error {
+	var queued, running []Receipt
+	err := e.s.Read(ctx, func(tx *store.Tx) (err error) {
+		if queued, err = listDocs[Receipt](tx, store.Experiments, ExpQueued); err != nil {
+			return err
+		}
+		running, err = listDocs[Receipt](tx, store.Experiments, ExpRunning)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	e.forwardCancels(running)
+	for _, r := range queued {
+		if e.admit(r) {
+			if err := e.start(ctx, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *executor) forwardCancels(running []Receipt) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range running {
+		if x, ok := e.running[r.ID]; ok && r.CancelRequested != "" {
+			x.cancel()
+		}
+	}
+}
+
+// admit reserves resources for r if they are free.
+func (e *executor) admit(r Receipt) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.running[r.ID]; ok {
+		return false
+	}
+	cpus, mem := 0, int64(0)
+	for _, x := range e.running {
+		cpus += x.res.CPUs
+		mem += x.res.MemoryMB
+	}
+	if cpus+r.Resources.CPUs > e.cores || (e.memMB > 0 && mem+r.Resources.MemoryMB > e.memMB) {
+		return false
+	}
+	e.running[r.ID] = &runningExp{res: r.Resources, cancel: func() {}}
+	return true
+}
+
+// stopWith sets how experiments stopped by the study's end are recorded.
+func (e *executor) stopWith(status string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopStatus = status
+}
+
+func (e *executor) release(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.running, id)
+}
+
+// Busy reports how many experiments this executor is running.
+func (e *executor) busy() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.running)
+}
+
+func (e *executor) start(ctx context.Context, r Receipt) error {
+	now := time.Now().UTC()
+	r.Status, r.StartedAt, r.IsolationBackend = ExpRunning, &now, e.backend
+	err := e.s.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := getReceipt(tx, r.ID)
+		if err != nil || cur.Status != ExpQueued {
+			return errSkip
+		}
+		if _, err := putReceipt(tx, r); err != nil {
+			return err
+		}
+		_, err = tx.Append("experiment_started", map[string]any{"experiment": r.ID, "backend": e.backend})
+		return err
+	})
+	if err == errSkip {
+		e.release(r.ID)
+		return nil
+	}
+	if err != nil {
+		e.release(r.ID)
+		return err
+	}
+	e.notify()
+	runCtx, cancel := context.WithCancel(ctx)
+	e.mu.Lock()
+	e.running[r.ID].cancel = cancel
+	e.mu.Unlock()
+	e.wg.Go(func() {
+		defer cancel()
+		defer e.release(r.ID)
+		e.execute(runCtx, r)
+	})
+	return nil
+}
+
+var errSkip = fmt.Errorf("skip")
+
+func (e *executor) execute(ctx context.Context, r Receipt) {
+	res, err := e.run(ctx, e.spec(r))
+	final := finishReceipt(r, res, err)
+	werr := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if cur, err := getReceipt(tx, r.ID); err == nil {
+			final.CancelRequested = cur.CancelRequested
+		}
+		if res.Cancelled && final.CancelRequested == "" {
+			final.Status, final.Error = e.stoppedStatus(), "stopped because the study stopped"
+		}
+		if _, err := putReceipt(tx, final); err != nil {
+			return err
+		}
+		_, err := tx.Append("experiment_finished", map[string]any{"experiment": final.ID, "status": final.Status,
+			"wall_seconds": final.WallSeconds, "limit_exceeded": final.LimitExceeded})
+		return err
+	})
+	if werr != nil {
+		e.report(fmt.Errorf("record receipt %s: %w", r.ID, werr))
+	}
+	e.notify()
+}
+
+func (e *executor) stoppedStatus() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopStatus == "" {
+		return ExpCancelled
+	}
+	return e.stopStatus
+}
+
+func (e *executor) spec(r Receipt) sandbox.Spec {
+	sealed := make([]sandbox.SealedFile, 0, len(r.Inputs))
+	for rel, sum := range r.Inputs {
+		sealed = append(sealed, sandbox.SealedFile{Rel: rel, HostPath: e.c.SealedBlob(sum), SHA256: sum})
+	}
+	sort.Slice(sealed, func(i, j int) bool { return sealed[i].Rel < sealed[j].Rel })
+	return sandbox.Spec{
+		Backend: e.backend, SelfExe: e.selfExe, RunDir: e.c.Scratch() + "/" + r.ID, ArtifactDir: r.ArtifactDir,
+		Sealed: sealed, Command: commandFor(r), Outputs: r.Outputs,
+		Env:            map[string]string{"SIMJECTURE_EXPERIMENT": r.ID, "SIMJECTURE_CPU_SLOTS": fmt.Sprint(r.Resources.CPUs)},
+		Timeout:        time.Duration(r.Timeout * float64(time.Second)),
+		CPUs:           r.Resources.CPUs,
+		MemoryBytes:    r.Resources.MemoryMB << 20,
+		MaxFileBytes:   r.Resources.MaxFileMB << 20,
+		WorkspaceBytes: 4 << 30,
+	}
+}
+
+func commandFor(r Receipt) []string {
+	var argv []string
+	switch {
+	case strings.HasSuffix(r.Source, ".py"):
+		argv = []string{"python3", "/work/" + r.Source}
+	case strings.HasSuffix(r.Source, ".sh"):
+		argv = []string{"sh", "/work/" + r.Source}
+	default:
+		argv = []string{"/work/" + r.Source}
+	}
+	return append(argv, r.Args...)
+}
+
+func finishReceipt(r Receipt, res sandbox.Result, err error) Receipt {
+	now := time.Now().UTC()
+	r.FinishedAt = &now
+	if err != nil {
+		r.Status, r.Error = ExpFailed, err.Error()
+		return r
+	}
+	if res.Backend != "" {
+		r.IsolationBackend = res.Backend
+	}
+	r.ReturnCode, r.Signal, r.TimedOut, r.PeakRSSBytes = res.ReturnCode, res.Signal, res.TimedOut, res.PeakRSSBytes
+	wall := res.WallSeconds
+	r.WallSeconds = &wall
+	if res.LimitExceeded != "" {
+		l := res.LimitExceeded
+		r.LimitExceeded = &l
+	}
+	r.Artifacts, r.RejectedOutputs, r.Containment = res.Artifacts, res.RejectedOutputs, res.Containment
+	r.MissingOutputs, r.InputMutations = nonNil(res.MissingOutputs), nonNil(res.InputMutations)
+	r.StdoutTail, r.StderrTail = res.StdoutTail, res.StderrTail
+	r.Status = statusOf(r, res)
+	return r
+}
+
+func statusOf(r Receipt, res sandbox.Result) string {
+	switch {
+	case res.Cancelled:
+		return ExpCancelled
+	case res.TimedOut:
+		return ExpTimedOut
+	case r.ReturnCode != nil && *r.ReturnCode == 0 && r.LimitExceeded == nil && len(r.MissingOutputs) == 0 &&
+		len(r.RejectedOutputs) == 0 && len(r.InputMutations) == 0:
+		return ExpSucceeded
+	}
+	return ExpFailed
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

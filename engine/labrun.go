@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/store"
+)
+
+// Default resources of an experiment (contract section 5).
+const (
+	DefaultTimeout   = 600
+	DefaultMemoryMB  = 4096
+	DefaultMaxFileMB = 1024
+	MaxTimeout       = 86400
+)
+
+// RunArgs are the arguments of lab run.
+type RunArgs struct {
+	Source     string     `json:"source"`
+	Capability string     `json:"capability"`
+	Args       []string   `json:"args"`
+	Inputs     []string   `json:"inputs"`
+	Outputs    []string   `json:"outputs"`
+	Timeout    *float64   `json:"timeout"`
+	Key        string     `json:"key"`
+	Stage      string     `json:"stage"`
+	Purpose    string     `json:"purpose"`
+	Commitment string     `json:"commitment"`
+	Resources  *Resources `json:"resources"`
+}
+
+// Run queues an experiment and returns its receipt; the same request returns
+// the same receipt.
+func (l *Lab) Run(ctx context.Context, a RunArgs) (any, error) {
+	r, err := l.prepareRun(a)
+	if err != nil {
+		return nil, err
+	}
+	err = l.S.Tx(ctx, func(tx *store.Tx) error {
+		if err := requireOpenStudy(tx); err != nil {
+			return err
+		}
+		if existing, err := getReceipt(tx, r.ID); err == nil {
+			r = existing
+			return nil
+		}
+		if r.Commitment != "" {
+			if _, err := getClaim(tx, r.Commitment); err != nil {
+				return err
+			}
+		}
+		if _, err := putReceipt(tx, r); err != nil {
+			return err
+		}
+		_, err := tx.Append("experiment_queued", map[string]any{"experiment": r.ID, "source": r.Source, "args": r.Args})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (l *Lab) prepareRun(a RunArgs) (Receipt, error) {
+	if a.Capability != "" {
+		return Receipt{}, fmt.Errorf("capability %q: this study has no capabilities configured: %w", a.Capability, ErrLab)
+	}
+	if a.Source == "" {
+		return Receipt{}, fmt.Errorf("run needs source (a program under research/): %w", ErrLab)
+	}
+	outputs, err := checkOutputs(a.Outputs)
+	if err != nil {
+		return Receipt{}, err
+	}
+	res, timeout, err := l.checkLimits(a)
+	if err != nil {
+		return Receipt{}, err
+	}
+	stage := a.Stage
+	if stage == "" {
+		stage = "evidence"
+	}
+	for i, arg := range a.Args {
+		if strings.ContainsRune(arg, 0) {
+			return Receipt{}, fmt.Errorf("argument %d contains a NUL byte: %w", i, ErrLab)
+		}
+	}
+	inputs, err := l.sealAll(a.Source, a.Inputs, outputs)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return l.newReceipt(a, stage, outputs, inputs, res, timeout)
+}
+
+func (l *Lab) newReceipt(a RunArgs, stage string, outputs []string, inputs map[string]string, res Resources, timeout float64) (Receipt, error) {
+	src, _ := cleanRel("source", a.Source)
+	args := a.Args
+	if args == nil {
+		args = []string{}
+	}
+	identity := map[string]any{
+		"source": src, "source_sha256": inputs[src], "args": args, "inputs": inputs,
+		"outputs": outputs, "capability": a.Capability, "commitment": a.Commitment,
+		"key": a.Key, "stage": stage,
+	}
+	id := shortHash("exp_", identity)
+	return Receipt{
+		ID: id, Status: ExpQueued, Machine: "local", Source: src, Args: args, Stage: stage,
+		Purpose: a.Purpose, Commitment: a.Commitment, Key: a.Key, Timeout: timeout, Resources: res,
+		Inputs: inputs, Outputs: outputs, Artifacts: map[string]sandbox.Artifact{},
+		MissingOutputs: []string{}, RejectedOutputs: nil, InputMutations: []string{},
+		ArtifactDir: l.C.ArtifactDir(id), CreatedAt: time.Now().UTC(),
+	}, nil
+}
+
+func checkOutputs(outs []string) ([]string, error) {
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("run needs at least one declared output: %w", ErrLab)
+	}
+	seen := map[string]bool{}
+	clean := make([]string, 0, len(outs))
+	for _, o := range outs {
+		c, err := cleanRel("output", o)
+		if err != nil {
+			return nil, err
+		}
+		if c == "stdout.log" || c == "stderr.log" {
+			return nil, fmt.Errorf("output %s is reserved for the console log: %w", c, ErrLab)
+		}
+		if seen[c] {
+			return nil, fmt.Errorf("output %s is declared twice: %w", c, ErrLab)
+		}
+		seen[c] = true
+		clean = append(clean, filepath.ToSlash(c))
+	}
+	return clean, nil
+}
+
+func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
+	res := Resources{CPUs: 1, MemoryMB: DefaultMemoryMB, MaxFileMB: DefaultMaxFileMB}
+	if a.Resources != nil {
+		if a.Resources.CPUs != 0 {
+			res.CPUs = a.Resources.CPUs
+		}
+		if a.Resources.MemoryMB != 0 {
+			res.MemoryMB = a.Resources.MemoryMB
+		}
+		if a.Resources.MaxFileMB != 0 {
+			res.MaxFileMB = a.Resources.MaxFileMB
+		}
+	}
+	timeout := float64(DefaultTimeout)
+	if a.Timeout != nil {
+		timeout = *a.Timeout
+	}
+	switch {
+	case timeout <= 0 || timeout > MaxTimeout:
+		return res, 0, fmt.Errorf("timeout must be in (0, %d] seconds: %w", MaxTimeout, ErrLab)
+	case res.CPUs < 1 || (l.Cores > 0 && res.CPUs > l.Cores):
+		return res, 0, fmt.Errorf("resources.cpus must be 1 to %d (this machine's cores): %w", l.Cores, ErrLab)
+	case res.MemoryMB < 16 || (l.MemMB > 0 && res.MemoryMB > l.MemMB):
+		return res, 0, fmt.Errorf("resources.memory_mb must be 16 to %d: %w", l.MemMB, ErrLab)
+	case res.MaxFileMB < 1 || res.MaxFileMB > 4096:
+		return res, 0, fmt.Errorf("resources.max_file_mb must be 1 to 4096: %w", ErrLab)
+	}
+	return res, timeout, nil
+}
+
+// sealAll resolves the source and inputs under research/, refusing paths
+// outside it, and copies them into the sealed store.
+func (l *Lab) sealAll(source string, inputs, outputs []string) (map[string]string, error) {
+	out := map[string]string{}
+	all := append([]string{source}, inputs...)
+	for i, p := range all {
+		what := "input"
+		if i == 0 {
+			what = "source"
+		}
+		abs, rel, err := resolveUnder(l.C.Research(), what, p)
+		if err != nil {
+			return nil, err
+		}
+		rel = filepath.ToSlash(rel)
+		for _, o := range outputs {
+			if o == rel {
+				return nil, fmt.Errorf("output %s is also a sealed %s: %w", o, what, ErrLab)
+			}
+		}
+		sum, exec, err := sealFile(l.C.Sealed(), abs)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 && !exec && !strings.HasSuffix(rel, ".py") && !strings.HasSuffix(rel, ".sh") {
+			return nil, fmt.Errorf("source %s is neither .py, .sh nor executable: %w", rel, ErrLab)
+		}
+		out[rel] = sum
+	}
+	return out, nil
+}
+
+func requireOpenStudy(tx *store.Tx) error {
+	st, err := getState(tx)
+	if err != nil {
+		return err
+	}
+	switch st.Status {
+	case StatusCompleted, StatusCancelled, StatusBudgetExhausted:
+		return fmt.Errorf("study is %s; it takes no new work: %w", st.Status, ErrLab)
+	}
+	return nil
+}
+
+func getState(tx *store.Tx) (SupervisorState, error) {
+	var st SupervisorState
+	b, err := tx.GetSupervisor()
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(b, &st)
+}
+
+func putState(tx *store.Tx, st SupervisorState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode supervisor state: %w", err)
+	}
+	return tx.PutSupervisor(b, time.Now().UTC().Format(time.RFC3339Nano))
+}

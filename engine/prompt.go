@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// workerPrompt builds the prompt of the next worker turn: the full guide on
+// the first turn (or after a lost session), then what changed since the last.
+func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState) (string, int64, error) {
+	var b strings.Builder
+	var lastSeq int64
+	err := sv.s.Read(ctx, func(tx *store.Tx) error {
+		evs, err := tx.EventsAfter(st.LastPromptSeq, 200)
+		if err != nil {
+			return err
+		}
+		lastSeq = st.LastPromptSeq
+		if len(evs) > 0 {
+			lastSeq = evs[len(evs)-1].Seq
+		}
+		if st.Turn == 1 || st.WorkerCursor == "" {
+			sv.writeGuide(&b)
+		}
+		writeChanges(&b, evs)
+		return nil
+	})
+	if st.IdleStreak >= 2 {
+		b.WriteString("\nRECOVERY: your last turns recorded nothing new. Read `lab status`, pick the single next " +
+			"experiment, review or commitment that moves the study toward completion, record it, and end the turn.\n")
+	}
+	return b.String(), lastSeq, err
+}
+
+func (sv *Supervisor) writeGuide(b *strings.Builder) {
+	fmt.Fprintf(b, "You are the research agent of a simjecture study (turn-based).\n\n# Hypothesis\n%s\n\n# Instructions\n%s\n\n",
+		strings.TrimSpace(sv.hypothesis), strings.TrimSpace(sv.instructions))
+	b.WriteString(`# How to work
+- Your working folder is research/. Write programs there; run them only through the harness:
+  "$SIMJECTURE_BIN" lab CALL  with one JSON object on stdin. Calls: run, status, cancel, commit, review, review_status, note.
+- lab run returns at once with status queued; end your turn and you will be resumed when experiments finish.
+- Only an independent reviewer can accept a claim: ask with lab review. A supported review needs a challenge.
+- The study completes when the root claim is supported, or falsified and a committed repair (lab commit) is supported.
+`)
+	fmt.Fprintf(b, "- Completion policy: %s. Execution backend: %s.\n", sv.k.CompletionPolicy, sv.k.ExecutionBackend)
+}
+
+func writeChanges(b *strings.Builder, evs []store.Event) {
+	var lines []string
+	for _, ev := range evs {
+		switch ev.Type {
+		case "experiment_finished", "review_resolved", "review_failed", "experiment_interrupted", "claim_status":
+			lines = append(lines, fmt.Sprintf("- %s %s", ev.Type, compactJSON(ev.Payload)))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n# Since your last turn\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	b.WriteString("\nUse lab status for the full receipts.\n")
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) > 600 {
+		return string(raw[:600]) + "…"
+	}
+	return string(raw)
+}

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// Report is report.json: the snapshot plus the audit of what was accepted.
+type Report struct {
+	Snapshot
+	Audit Audit `json:"audit"`
+}
+
+// Audit says what the study established, in the reviewer's words only.
+type Audit struct {
+	ScientificStatus string            `json:"scientific_status"` // accepted or unresolved
+	Completed        bool              `json:"completed"`
+	Accepted         map[string]string `json:"accepted"` // claim id → accepted disposition
+	Backends         []string          `json:"isolation_backends"`
+}
+
+// WriteReports writes report.json and LEDGER.md atomically.
+func WriteReports(ctx context.Context, c Campaign, s *store.Store) error {
+	snap, err := LoadSnapshot(ctx, c, s)
+	if err != nil {
+		return err
+	}
+	rep := Report{Snapshot: snap, Audit: audit(snap)}
+	body, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(c.Dir, "report.json"), append(body, '\n')); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(c.Dir, "LEDGER.md"), []byte(Ledger(rep)))
+}
+
+func audit(s Snapshot) Audit {
+	a := Audit{ScientificStatus: "unresolved", Accepted: map[string]string{}, Backends: []string{}}
+	a.Completed = Completed(s.Claims, s.CompletionPolicy)
+	if a.Completed {
+		a.ScientificStatus = "accepted"
+	}
+	for _, c := range s.Claims {
+		if c.Status != ClaimOpen {
+			a.Accepted[c.ID] = c.Status
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range s.Experiments {
+		if b := string(r.IsolationBackend); b != "" && !seen[b] {
+			seen[b] = true
+			a.Backends = append(a.Backends, b)
+		}
+	}
+	return a
+}
+
+func writeAtomic(path string, body []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(body); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_ = os.Chmod(tmp.Name(), 0o644)
+	return os.Rename(tmp.Name(), path)
+}
+
+// Ledger renders the human-readable LEDGER.md.
+func Ledger(r Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Study ledger — %s\n\n", r.StudyID)
+	fmt.Fprintf(&b, "- Status: **%s** (scientific status: %s)\n", r.Status, r.Audit.ScientificStatus)
+	fmt.Fprintf(&b, "- Agent: %s / %s · execution backend: %s\n", r.AgentBackend, r.Model, r.ExecutionBackend)
+	fmt.Fprintf(&b, "- Created %s · deadline %s · %d turns\n\n", r.CreatedAt.Format("2006-01-02 15:04:05Z"), r.Deadline.Format("2006-01-02 15:04:05Z"), r.Turn)
+	if r.Status == StatusPausedExternalError && r.Provider.Attention != nil {
+		fmt.Fprintf(&b, "> Needs the operator: %s\n\n", *r.Provider.Attention)
+	}
+	b.WriteString("## Claims\n\n| id | status | parent | statement |\n|---|---|---|---|\n")
+	for _, c := range r.Claims {
+		parent := "—"
+		if c.Parent != nil {
+			parent = *c.Parent
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.ID, c.Status, parent, cell(c.Statement))
+	}
+	b.WriteString("\n## Reviews\n\n| id | claim | requested | status | decision | rationale |\n|---|---|---|---|---|---|\n")
+	for _, v := range r.Reviews {
+		dec, why := "—", cell(v.LastError)
+		if v.Verdict != nil {
+			dec, why = v.Verdict.Decision, cell(v.Verdict.Rationale)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", v.ID, v.Claim, v.Disposition, v.Status, dec, why)
+	}
+	writeExperiments(&b, r.Experiments)
+	b.WriteString("\nIncomplete is not a scientific result: only claims accepted by the independent reviewer count.\n")
+	return b.String()
+}
+
+func writeExperiments(b *strings.Builder, exps []Receipt) {
+	b.WriteString("\n## Experiments\n\n| id | status | backend | source | args | wall s | peak RSS MiB | limit |\n|---|---|---|---|---|---|---|---|\n")
+	for _, e := range exps {
+		wall, rss, limit := "—", "—", "—"
+		if e.WallSeconds != nil {
+			wall = fmt.Sprintf("%.2f", *e.WallSeconds)
+		}
+		if e.PeakRSSBytes != nil {
+			rss = fmt.Sprintf("%.1f", float64(*e.PeakRSSBytes)/(1<<20))
+		}
+		if e.LimitExceeded != nil {
+			limit = *e.LimitExceeded
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", e.ID, e.Status, e.IsolationBackend, cell(e.Source),
+			cell(strings.Join(e.Args, " ")), wall, rss, limit)
+	}
+}
+
+func cell(s string) string {
+	s = strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
+	if len(s) > 160 {
+		s = s[:157] + "…"
+	}
+	return s
+}

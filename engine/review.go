@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/simjecture/simjecture/provider"
+	"github.com/simjecture/simjecture/store"
+)
+
+// MaxReviewAttempts is how often a malformed review is tried before it stays queued.
+const MaxReviewAttempts = 2
+
+// Packet is what the independent reviewer receives (contract section 11).
+type Packet struct {
+	ClaimID      string         `json:"claim_id"`
+	Statement    string         `json:"statement"`
+	Acceptance   string         `json:"acceptance"`
+	Disposition  string         `json:"disposition"`
+	Conclusion   string         `json:"conclusion"`
+	Challenge    *Challenge     `json:"challenge"`
+	Hypothesis   string         `json:"hypothesis"`
+	Instructions string         `json:"instructions"`
+	Parent       []ParentClaim  `json:"parent"`
+	Experiments  []Receipt      `json:"experiments"`
+	Excluded     []ExcludedExp  `json:"excluded_experiments"`
+	Verdict      map[string]any `json:"verdict_schema"`
+}
+
+// ParentClaim is one ancestor of a repair claim, nearest first.
+type ParentClaim struct {
+	ID        string `json:"id"`
+	Statement string `json:"statement"`
+	Status    string `json:"status"`
+}
+
+// ExcludedExp is a submitted experiment that does not qualify as evidence.
+type ExcludedExp struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// processReviews resolves queued reviews, shallowest claims first, each in a
+// fresh reviewer context.
+func (sv *Supervisor) processReviews(ctx context.Context) string {
+	queue, claims, err := sv.reviewQueue(ctx)
+	if err != nil {
+		return sv.harnessError(ctx, err)
+	}
+	for _, r := range queue {
+		if blocked(claims[r.Claim], claims) || r.Attempts >= MaxReviewAttempts {
+			continue
+		}
+		if stop := sv.reviewOne(ctx, r, claims); stop != "" {
+			return stop
+		}
+		if b := sv.boundary(ctx); b != "" {
+			return b
+		}
+	}
+	return ""
+}
+
+func (sv *Supervisor) reviewQueue(ctx context.Context) ([]Review, map[string]Claim, error) {
+	var queue []Review
+	claims := map[string]Claim{}
+	err := sv.s.Read(ctx, func(tx *store.Tx) error {
+		var err error
+		if queue, err = listDocs[Review](tx, store.Reviews, "queued"); err != nil {
+			return err
+		}
+		all, err := listDocs[Claim](tx, store.Claims)
+		for _, c := range all {
+			claims[c.ID] = c
+		}
+		return err
+	})
+	sort.SliceStable(queue, func(i, j int) bool { return depth(claims[queue[i].Claim], claims) < depth(claims[queue[j].Claim], claims) })
+	return queue, claims, err
+}
+
+func depth(c Claim, claims map[string]Claim) int {
+	d := 0
+	for c.Parent != nil && d < 1000 {
+		c = claims[*c.Parent]
+		d++
+	}
+	return d
+}
+
+// blocked: a repair is reviewed only once every ancestor's falsification is accepted.
+func blocked(c Claim, claims map[string]Claim) bool {
+	return c.ID != RootClaim && !ancestorsFalsified(c, claims)
+}
+
+func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string]Claim) string {
+	packet, err := sv.buildPacket(ctx, r, claims)
+	if err != nil {
+		return sv.reviewFailed(ctx, r, err)
+	}
+	body, _ := json.MarshalIndent(packet, "", "  ")
+	sum := sha256.Sum256(body)
+	dir := filepath.Join(sv.c.Supervisor(), fmt.Sprintf("review-%s-%d", r.ID, r.Attempts+1))
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return sv.harnessError(ctx, err)
+	}
+	sv.setActivity(ctx, "independent review of "+r.Claim)
+	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
+		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance()}
+	out, stop, err := sv.runTurn(ctx, turn)
+	switch {
+	case stop != "":
+		return stop
+	case err != nil:
+		return sv.harnessError(ctx, err)
+	case out.Failure != nil:
+		return sv.providerFailure(ctx, out)
+	}
+	sv.providerRecovered(ctx)
+	v, err := ParseVerdict(out.LastLine, r, claims[r.Claim])
+	if err != nil {
+		return sv.reviewFailed(ctx, r, err)
+	}
+	return sv.resolve(ctx, r, v, hex.EncodeToString(sum[:]))
+}
+
+// reviewFailed counts a malformed attempt; after the last one the request
+// stays queued and counts as a harness error.
+func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) string {
+	var attempts int
+	_ = sv.s.Tx(ctx, func(tx *store.Tx) error {
+		cur, err := getReview(tx, r.ID)
+		if err != nil {
+			return err
+		}
+		cur.Attempts++
+		cur.LastError = cause.Error()
+		attempts = cur.Attempts
+		if err := putReview(tx, cur); err != nil {
+			return err
+		}
+		_, err = tx.Append("review_failed", map[string]any{"review": r.ID, "attempt": cur.Attempts, "error": cause.Error()})
+		return err
+	})
+	sv.Bus.Notify()
+	if attempts >= MaxReviewAttempts {
+		return sv.harnessError(ctx, fmt.Errorf("review %s failed twice; request remains queued: %w", r.ID, cause))
+	}
+	return ""
+}
+
+func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSHA string) string {
+	err := sv.s.Tx(ctx, func(tx *store.Tx) error {
+		now := time.Now().UTC()
+		r.Status, r.Verdict, r.PacketSHA256, r.ResolvedAt, r.Attempts = "resolved", &v, packetSHA, &now, r.Attempts+1
+		if err := putReview(tx, r); err != nil {
+			return err
+		}
+		if _, err := tx.Append("review_resolved", map[string]any{"review": r.ID, "claim": r.Claim,
+			"decision": v.Decision, "disposition": v.Disposition, "rationale": v.Rationale, "next_test": v.NextTest}); err != nil {
+			return err
+		}
+		if v.Decision != "approved" {
+			return nil
+		}
+		c, err := getClaim(tx, r.Claim)
+		if err != nil {
+			return err
+		}
+		c.Status = v.Disposition
+		if err := putClaim(tx, c); err != nil {
+			return err
+		}
+		_, err = tx.Append("claim_status", map[string]string{"claim": c.ID, "status": c.Status})
+		return err
+	})
+	sv.Bus.Notify()
+	if err != nil {
+		return sv.harnessError(ctx, err)
+	}
+	return ""
+}

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// LoadSnapshot reads the whole study in one consistent read and derives
+// "interrupted" when the record says running but no live supervisor owns it.
+func LoadSnapshot(ctx context.Context, c Campaign, s *store.Store) (Snapshot, error) {
+	var snap Snapshot
+	err := s.Read(ctx, func(tx *store.Tx) error {
+		var err error
+		snap, err = readSnapshot(tx)
+		return err
+	})
+	if err != nil {
+		return snap, fmt.Errorf("read study: %w", err)
+	}
+	snap.Campaign = c.Dir
+	if snap.Status == StatusRunning && !Owned(c) {
+		snap.Status = StatusInterrupted
+	}
+	return snap, nil
+}
+
+func readSnapshot(tx *store.Tx) (Snapshot, error) {
+	var snap Snapshot
+	row, err := tx.GetStudy()
+	if err != nil {
+		return snap, err
+	}
+	var k Contract
+	if err := json.Unmarshal(row.ContractJSON, &k); err != nil {
+		return snap, fmt.Errorf("decode contract: %w", err)
+	}
+	st, err := getState(tx)
+	if err != nil {
+		return snap, err
+	}
+	fillFromContract(&snap, k)
+	snap.Status, snap.Activity, snap.Turn, snap.Provider, snap.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
+	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
+		return snap, err
+	}
+	if snap.Experiments, err = listDocs[Receipt](tx, store.Experiments); err != nil {
+		return snap, err
+	}
+	if snap.Claims, err = listDocs[Claim](tx, store.Claims); err != nil {
+		return snap, err
+	}
+	if snap.Reviews, err = listDocs[Review](tx, store.Reviews); err != nil {
+		return snap, err
+	}
+	snap.Notes, err = listNotes(tx)
+	return snap, err
+}
+
+func fillFromContract(snap *Snapshot, k Contract) {
+	snap.StudyID, snap.Mode, snap.AgentBackend, snap.Model, snap.JudgeModel = k.StudyID, k.Mode, k.AgentBackend, k.Model, k.JudgeModel
+	snap.ExecutionBackend, snap.CompletionPolicy = k.ExecutionBackend, k.CompletionPolicy
+	if snap.ExecutionBackend == "" {
+		snap.ExecutionBackend = "bubblewrap"
+	}
+	snap.CreatedAt, snap.Deadline = k.CreatedAt, k.Deadline
+	snap.RemainingSeconds = max(0, int64(time.Until(k.Deadline).Seconds()))
+}
+
+func listDocs[T any](tx *store.Tx, k store.Kind, statuses ...string) ([]T, error) {
+	docs, err := tx.ListDocs(k, statuses...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(docs))
+	for _, d := range docs {
+		var v T
+		if err := json.Unmarshal(d.JSON, &v); err != nil {
+			return nil, fmt.Errorf("decode %s %s: %w", k, d.ID, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func listNotes(tx *store.Tx) ([]Note, error) {
+	raw, err := tx.ListNotes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Note, 0, len(raw))
+	for _, b := range raw {
+		var n Note
+		if err := json.Unmarshal(b, &n); err != nil {
+			return nil, fmt.Errorf("decode note: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

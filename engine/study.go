@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/store"
+)
+
+// Agent backends this build knows.
+var AgentBackends = []string{"codex", "api", "command", "scripted"}
+
+// Modes and completion policies.
+var (
+	Modes    = []string{"minimal", "structured", "frontier"}
+	Policies = []string{"repair", "answer"}
+)
+
+// Request is what the operator asks for when starting a study; fields left
+// empty on resume are taken from the frozen contract.
+type Request struct {
+	HypothesisFile   string
+	InstructionsFile string
+	Mode             string
+	AgentBackend     string
+	Model            string
+	JudgeModel       string
+	Executable       string
+	ExecutionBackend string
+	Capabilities     string
+	CompletionPolicy string
+	WallSeconds      int64
+	TurnSeconds      int64
+}
+
+// Prober resolves an execution backend request ("auto" included).
+type Prober func(ctx context.Context, b sandbox.Backend) sandbox.Report
+
+type operatorFile struct {
+	text []byte
+	sha  string
+}
+
+func readOperatorFile(what, path string) (operatorFile, error) {
+	if path == "" {
+		return operatorFile{}, fmt.Errorf("--%s-file is required for a new study: %w", what, ErrInvalid)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return operatorFile{}, fmt.Errorf("%s file %s: %w", what, path, errors.Join(ErrInvalid, unwrapPath(err)))
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return operatorFile{}, fmt.Errorf("%s file %s is empty: %w", what, path, ErrInvalid)
+	}
+	sum := sha256.Sum256(b)
+	return operatorFile{text: b, sha: hex.EncodeToString(sum[:])}, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func checkChoice(flag, v string, allowed []string) error {
+	if !contains(allowed, v) {
+		return fmt.Errorf("--%s %q: choose one of %s: %w", flag, v, strings.Join(allowed, ", "), ErrInvalid)
+	}
+	return nil
+}
+
+func validateRequest(r *Request) error {
+	if err := checkChoice("mode", r.Mode, Modes); err != nil {
+		return err
+	}
+	if err := checkChoice("backend", r.AgentBackend, AgentBackends); err != nil {
+		return err
+	}
+	if err := checkChoice("completion-policy", r.CompletionPolicy, Policies); err != nil {
+		return err
+	}
+	if r.WallSeconds <= 0 || r.TurnSeconds <= 0 || r.TurnSeconds > r.WallSeconds {
+		return fmt.Errorf("need 0 < --turn-seconds (%d) <= --wall-seconds (%d): %w", r.TurnSeconds, r.WallSeconds, ErrInvalid)
+	}
+	if r.Mode != "minimal" {
+		return fmt.Errorf("--mode %s is not available in this build yet; use minimal: %w", r.Mode, ErrInvalid)
+	}
+	if r.Capabilities != "" {
+		return fmt.Errorf("--capabilities is not available in this build yet: %w", ErrInvalid)
+	}
+	return resolveExecutable(r)
+}
+
+func resolveExecutable(r *Request) error {
+	switch r.AgentBackend {
+	case "command":
+		if r.Executable == "" {
+			return fmt.Errorf("--backend command needs --executable PATH: %w", ErrInvalid)
+		}
+		abs, err := filepath.Abs(r.Executable)
+		if err != nil {
+			return fmt.Errorf("--executable: %w", err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("--executable %s is not an executable file: %w", r.Executable, ErrInvalid)
+		}
+		r.Executable = abs
+	case "scripted":
+		if r.Executable != "" {
+			return fmt.Errorf("--backend scripted is built in and takes no --executable: %w", ErrInvalid)
+		}
+		if r.Model == "" {
+			r.Model = "scripted-demo"
+		}
+	default:
+		return fmt.Errorf("--backend %s is not available in this build yet; use command or scripted: %w", r.AgentBackend, ErrInvalid)
+	}
+	if r.JudgeModel == "" {
+		r.JudgeModel = r.Model
+	}
+	return nil
+}
+
+// CreateStudy validates the request, probes the execution backend, and only
+// then writes the new study: nothing is written for invalid input.
+func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, error) {
+	if err := checkNewCampaignDir(c.Dir); err != nil {
+		return Contract{}, err
+	}
+	hyp, err := readOperatorFile("hypothesis", r.HypothesisFile)
+	if err != nil {
+		return Contract{}, err
+	}
+	ins, err := readOperatorFile("instructions", r.InstructionsFile)
+	if err != nil {
+		return Contract{}, err
+	}
+	if err := validateRequest(&r); err != nil {
+		return Contract{}, err
+	}
+	report, err := resolveBackend(ctx, r.ExecutionBackend, probe)
+	if err != nil {
+		return Contract{}, err
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	k := Contract{
+		Mode: r.Mode, AgentBackend: r.AgentBackend, Model: r.Model, JudgeModel: r.JudgeModel,
+		Executable: r.Executable, ExecutionBackend: report.Selected, ExecutionProbe: report,
+		CapabilityHashes: map[string]string{}, HypothesisSHA256: hyp.sha, InstructionsSHA256: ins.sha,
+		CompletionPolicy: r.CompletionPolicy, WallSeconds: r.WallSeconds, TurnSeconds: r.TurnSeconds,
+		CreatedAt: now, Deadline: now.Add(time.Duration(r.WallSeconds) * time.Second),
+	}
+	k.StudyID = shortHash("study_", map[string]any{"dir": c.Dir, "created": now, "hyp": hyp.sha, "pid": os.Getpid()})
+	if err := writeNewStudy(ctx, c, k, hyp.text, ins.text); err != nil {
+		_ = os.RemoveAll(c.Dir)
+		return Contract{}, err
+	}
+	return k, nil
+}
+
+// resolveBackend probes the requested execution backend; "auto" picks one.
+// An explicit choice is never replaced.
+func resolveBackend(ctx context.Context, requested string, probe Prober) (sandbox.Report, error) {
+	b, err := sandbox.ParseBackend(requested)
+	if err != nil {
+		return sandbox.Report{}, fmt.Errorf("--execution-backend: %v: %w", err, ErrInvalid)
+	}
+	rep := probe(ctx, b)
+	if b != sandbox.Auto {
+		rep.Selected = b
+	}
+	if !rep.Available || rep.Selected == "" {
+		msg := fmt.Sprintf("execution backend %s is not available: %s", rep.Backend, rep.Reason)
+		if rep.Remedy != "" {
+			msg += "; " + rep.Remedy
+		}
+		return rep, fmt.Errorf("%s: %w", msg, ErrInvalid)
+	}
+	return rep, nil
+}
+
+func writeNewStudy(ctx context.Context, c Campaign, k Contract, hyp, ins []byte) error {
+	for _, d := range []string{c.Dir, c.Operator(), c.Research(), c.Experiments(), c.Supervisor()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.Operator(), "hypothesis.txt"), hyp, 0o644); err != nil {
+		return fmt.Errorf("write hypothesis: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(c.Operator(), "instructions.txt"), ins, 0o644); err != nil {
+		return fmt.Errorf("write instructions: %w", err)
+	}
+	s, err := store.Open(ctx, c.DB())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Tx(ctx, func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) })
+}
+
+func recordNewStudy(tx *store.Tx, k Contract, hypothesis string) error {
+	body := canonicalJSON(k)
+	if err := tx.PutStudy(store.StudyRow{StudyID: k.StudyID, ContractJSON: body,
+		CreatedAt: k.CreatedAt.Format(time.RFC3339), Deadline: k.Deadline.Format(time.RFC3339)}); err != nil {
+		return err
+	}
+	if err := putState(tx, SupervisorState{Status: StatusPaused, Activity: "created"}); err != nil {
+		return err
+	}
+	root := Claim{ID: RootClaim, Statement: strings.TrimSpace(hypothesis), Status: ClaimOpen, CreatedAt: k.CreatedAt}
+	if err := putClaim(tx, root); err != nil {
+		return err
+	}
+	_, err := tx.Append("study_created", k)
+	return err
+}

@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/simjecture/simjecture/provider"
+	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/store"
+)
+
+// Options tunes a supervisor; zero values take the defaults.
+type Options struct {
+	Boundary   time.Duration // how often pause, cancel and the deadline are checked (250 ms)
+	Poll       time.Duration // how often the executor looks for work (100 ms)
+	Run        RunFunc       // runs one experiment (sandbox.Run)
+	SelfExe    string        // this binary, for the sandbox helper and the lab CLI
+	Cores      int           // CPU slots for admission (the machine's cores)
+	MemMB      int64         // memory for admission (the machine's memory)
+	HarnessMax int           // consecutive harness errors before pausing (3)
+}
+
+// Supervisor owns one running study.
+type Supervisor struct {
+	c     Campaign
+	s     *store.Store
+	k     Contract
+	agent provider.Agent
+	lock  *Lock
+	opt   Options
+	exec  *executor
+	Bus   *Bus
+
+	hypothesis, instructions string
+
+	mu   sync.Mutex
+	stop string // set by Stop: an in-process pause or cancel
+}
+
+// Open takes the campaign lock and loads the study for supervision.
+func Open(ctx context.Context, c Campaign, agent provider.Agent, opt Options) (*Supervisor, error) {
+	opt = withDefaults(opt)
+	lock, err := AcquireLock(c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.Open(ctx)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	k, err := LoadContract(ctx, s)
+	if err != nil {
+		_ = s.Close()
+		_ = lock.Release()
+		return nil, err
+	}
+	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus()}
+	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
+	sup.instructions = readText(c.Operator() + "/instructions.txt")
+	sup.exec = &executor{c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
+		memMB: opt.MemMB, run: opt.Run, notify: sup.Bus.Notify, running: map[string]*runningExp{}}
+	return sup, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Boundary == 0 {
+		o.Boundary = 250 * time.Millisecond
+	}
+	if o.Poll == 0 {
+		o.Poll = 100 * time.Millisecond
+	}
+	if o.Run == nil {
+		o.Run = sandbox.Run
+	}
+	if o.Cores == 0 {
+		o.Cores = 1
+	}
+	if o.HarnessMax == 0 {
+		o.HarnessMax = 3
+	}
+	return o
+}
+
+func readText(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+// Store is the study's store, for readers in the same process.
+func (sv *Supervisor) Store() *store.Store { return sv.s }
+
+// Contract is the frozen contract.
+func (sv *Supervisor) Contract() Contract { return sv.k }
+
+// Close releases the store and the lock.
+func (sv *Supervisor) Close() error {
+	err := sv.s.Close()
+	return joinErr(err, sv.lock.Release())
+}
+
+func joinErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// Stop asks the running loop to pause or cancel at its next boundary.
+func (sv *Supervisor) Stop(status string) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.stop == "" {
+		sv.stop = status
+	}
+}
+
+// Run supervises the study until it stops and returns its final status.
+// ctx ending (SIGINT/SIGTERM) cancels the study.
+func (sv *Supervisor) Run(ctx context.Context) (string, error) {
+	if err := sv.begin(ctx); err != nil {
+		return "", err
+	}
+	execCtx, stopExec := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { sv.exec.loop(execCtx, sv.opt.Poll) })
+	final := sv.loop(ctx)
+	sv.exec.stopWith(experimentStopStatus(final))
+	stopExec()
+	wg.Wait()
+	return final, sv.finish(context.WithoutCancel(ctx), final)
+}
+
+func experimentStopStatus(final string) string {
+	if final == StatusCancelled || final == StatusBudgetExhausted {
+		return ExpCancelled
+	}
+	return ExpInterrupted
+}
+
+// begin marks experiments a dead supervisor left running as interrupted and
+// records that the study runs again.
+func (sv *Supervisor) begin(ctx context.Context) error {
+	return sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+		running, err := listDocs[Receipt](tx, store.Experiments, ExpRunning)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		for _, r := range running {
+			r.Status, r.FinishedAt, r.Error = ExpInterrupted, &now, "the supervisor stopped while it ran"
+			if _, err := putReceipt(tx, r); err != nil {
+				return err
+			}
+			if _, err := tx.Append("experiment_interrupted", map[string]string{"experiment": r.ID}); err != nil {
+				return err
+			}
+		}
+		if err := tx.ClearControl(); err != nil {
+			return err
+		}
+		st.Status, st.Activity, st.PID = StatusRunning, "starting", os.Getpid()
+		st.Provider.NextRetryAt, st.Provider.ErrorCategory, st.Provider.Attention = nil, nil, nil
+		_, err = tx.Append("study_state", map[string]string{"status": StatusRunning, "activity": "supervisor started"})
+		return err
+	})
+}
+
+// update runs fn on the supervisor state in one transaction and wakes subscribers.
+func (sv *Supervisor) update(ctx context.Context, fn func(*store.Tx, *SupervisorState) error) error {
+	err := sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		st, err := getState(tx)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx, &st); err != nil {
+			return err
+		}
+		return putState(tx, st)
+	})
+	sv.Bus.Notify()
+	return err
+}
+
+// setActivity records what the supervisor is doing now.
+func (sv *Supervisor) setActivity(ctx context.Context, activity string) {
+	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+		if st.Activity == activity {
+			return nil
+		}
+		st.Activity = activity
+		_, err := tx.Append("activity", map[string]string{"activity": activity})
+		return err
+	})
+}
+
+// finish records the final status and writes the reports.
+func (sv *Supervisor) finish(ctx context.Context, final string) error {
+	err := sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+		if final == StatusCancelled || final == StatusBudgetExhausted {
+			if err := cancelQueued(tx, "the study was "+final); err != nil {
+				return err
+			}
+		}
+		if err := tx.ClearControl(); err != nil {
+			return err
+		}
+		st.Status, st.PID, st.Provider.NextRetryAt = final, 0, nil
+		st.Activity = "stopped: " + final
+		_, err := tx.Append("study_state", map[string]string{"status": final, "activity": st.Activity})
+		return err
+	})
+	if rerr := WriteReports(ctx, sv.c, sv.s); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func cancelQueued(tx *store.Tx, reason string) error {
+	queued, err := listDocs[Receipt](tx, store.Experiments, ExpQueued)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	for _, r := range queued {
+		r.Status, r.FinishedAt, r.Error = ExpCancelled, &now, reason
+		if _, err := putReceipt(tx, r); err != nil {
+			return err
+		}
+		if _, err := tx.Append("experiment_finished", map[string]any{"experiment": r.ID, "status": r.Status}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boundary returns the status the study must stop with now, or "".
+func (sv *Supervisor) boundary(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return StatusCancelled
+	}
+	sv.mu.Lock()
+	stop := sv.stop
+	sv.mu.Unlock()
+	if stop != "" {
+		return stop
+	}
+	var cmd string
+	_ = sv.s.Read(ctx, func(tx *store.Tx) (err error) { cmd, err = tx.GetControl(); return err })
+	switch cmd {
+	case "pause":
+		return StatusPaused
+	case "cancel":
+		return StatusCancelled
+	}
+	if !time.Now().Before(sv.k.Deadline) {
+		return StatusBudgetExhausted
+	}
+	return ""
+}
+
+// sleep waits d, checking the boundary; it returns the stop status if one came.
+func (sv *Supervisor) sleep(ctx context.Context, d time.Duration) string {
+	end := time.Now().Add(d)
+	for {
+		if b := sv.boundary(ctx); b != "" {
+			return b
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return ""
+		}
+		t := time.NewTimer(min(left, sv.opt.Boundary))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+func (sv *Supervisor) remaining() time.Duration { return time.Until(sv.k.Deadline) }
+
+func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// Study statuses.
+const (
+	StatusRunning             = "running"
+	StatusPaused              = "paused"
+	StatusCancelled           = "cancelled"
+	StatusBudgetExhausted     = "budget_exhausted"
+	StatusCompleted           = "completed"
+	StatusPausedExternalError = "paused_external_error"
+	StatusInterrupted         = "interrupted" // derived by readers, never stored
+)
+
+// Experiment statuses.
+const (
+	ExpQueued      = "queued"
+	ExpRunning     = "running"
+	ExpSucceeded   = "succeeded"
+	ExpFailed      = "failed"
+	ExpTimedOut    = "timed_out"
+	ExpCancelled   = "cancelled"
+	ExpInterrupted = "interrupted"
+)
+
+// Contract is the frozen part of a study: resuming with any of it changed is refused.
+type Contract struct {
+	StudyID            string            `json:"study_id"`
+	Mode               string            `json:"mode"`
+	AgentBackend       string            `json:"agent_backend"`
+	Model              string            `json:"model"`
+	JudgeModel         string            `json:"judge_model"`
+	Executable         string            `json:"executable"`
+	ExecutionBackend   sandbox.Backend   `json:"execution_backend"`
+	ExecutionProbe     sandbox.Report    `json:"execution_probe"`
+	Capabilities       string            `json:"capabilities,omitempty"`
+	CapabilityHashes   map[string]string `json:"capability_hashes"`
+	HypothesisSHA256   string            `json:"hypothesis_sha256"`
+	InstructionsSHA256 string            `json:"instructions_sha256"`
+	CompletionPolicy   string            `json:"completion_policy"`
+	WallSeconds        int64             `json:"wall_seconds"`
+	TurnSeconds        int64             `json:"turn_seconds"`
+	CreatedAt          time.Time         `json:"created_at"`
+	Deadline           time.Time         `json:"deadline"`
+}
+
+// Resources is what an experiment reserves from the machine.
+type Resources struct {
+	CPUs      int   `json:"cpus"`
+	MemoryMB  int64 `json:"memory_mb"`
+	MaxFileMB int64 `json:"max_file_mb"`
+}
+
+// Receipt is the durable record of one experiment (contract section 6).
+type Receipt struct {
+	ID               string                      `json:"id"`
+	Status           string                      `json:"status"`
+	IsolationBackend sandbox.Backend             `json:"isolation_backend"`
+	Machine          string                      `json:"machine"`
+	Source           string                      `json:"source"`
+	Capability       string                      `json:"capability,omitempty"`
+	Args             []string                    `json:"args"`
+	Stage            string                      `json:"stage"`
+	Purpose          string                      `json:"purpose,omitempty"`
+	Commitment       string                      `json:"commitment,omitempty"`
+	Key              string                      `json:"key,omitempty"`
+	Timeout          float64                     `json:"timeout"`
+	Resources        Resources                   `json:"resources"`
+	Inputs           map[string]string           `json:"inputs"`
+	Outputs          []string                    `json:"outputs"`
+	Artifacts        map[string]sandbox.Artifact `json:"artifacts"`
+	MissingOutputs   []string                    `json:"missing_outputs"`
+	RejectedOutputs  []sandbox.Rejected          `json:"rejected_outputs"`
+	InputMutations   []string                    `json:"input_mutations"`
+	ReturnCode       *int                        `json:"returncode"`
+	Signal           *string                     `json:"signal"`
+	TimedOut         bool                        `json:"timed_out"`
+	LimitExceeded    *string                     `json:"limit_exceeded"`
+	WallSeconds      *float64                    `json:"wall_seconds"`
+	PeakRSSBytes     *int64                      `json:"peak_rss_bytes"`
+	Containment      string                      `json:"containment,omitempty"`
+	StdoutTail       string                      `json:"stdout_tail"`
+	StderrTail       string                      `json:"stderr_tail"`
+	Error            string                      `json:"error,omitempty"`
+	CancelRequested  string                      `json:"cancel_requested,omitempty"`
+	ArtifactDir      string                      `json:"artifact_dir"`
+	CreatedAt        time.Time                   `json:"created_at"`
+	StartedAt        *time.Time                  `json:"started_at"`
+	FinishedAt       *time.Time                  `json:"finished_at"`
+}
+
+// Finished reports whether the experiment has reached a final status.
+func (r Receipt) Finished() bool {
+	switch r.Status {
+	case ExpQueued, ExpRunning:
+		return false
+	}
+	return true
+}
+
+// Claim is the root hypothesis or a committed repair.
+type Claim struct {
+	ID         string     `json:"id"`
+	Statement  string     `json:"statement"`
+	Parent     *string    `json:"parent"`
+	Status     string     `json:"status"`
+	Acceptance string     `json:"acceptance,omitempty"`
+	Rationale  string     `json:"rationale,omitempty"`
+	Source     string     `json:"source,omitempty"`
+	Cases      [][]string `json:"cases,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
+// Challenge is the harder test a supported claim must survive.
+type Challenge struct {
+	Strategy    string   `json:"strategy"`
+	Experiments []string `json:"experiments"`
+	Outcome     string   `json:"outcome"`
+}
+
+// Verdict is the independent reviewer's decision.
+type Verdict struct {
+	ClaimID      string   `json:"claim_id"`
+	Decision     string   `json:"decision"`
+	Disposition  string   `json:"disposition"`
+	Rationale    string   `json:"rationale"`
+	EvidenceGaps []string `json:"evidence_gaps"`
+	NextTest     *string  `json:"next_test"`
+}
+
+// Review is a request for the independent reviewer and, once resolved, its verdict.
+type Review struct {
+	ID           string     `json:"id"`
+	Claim        string     `json:"claim"`
+	Disposition  string     `json:"disposition"`
+	Conclusion   string     `json:"conclusion"`
+	Experiments  []string   `json:"experiments"`
+	Challenge    *Challenge `json:"challenge"`
+	Status       string     `json:"status"`
+	Attempts     int        `json:"attempts"`
+	Verdict      *Verdict   `json:"verdict"`
+	LastError    string     `json:"last_error,omitempty"`
+	PacketSHA256 string     `json:"packet_sha256,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
+}
+
+// Note is a short statement the agent leaves in the record.
+type Note struct {
+	ID        int64     `json:"id"`
+	Statement string    `json:"statement"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ProviderState is the provider-supervision part of the snapshot.
+type ProviderState struct {
+	RetryCount          int        `json:"retry_count"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	WaitSeconds         float64    `json:"wait_seconds"`
+	FailedTurnSeconds   float64    `json:"failed_turn_seconds"`
+	NextRetryAt         *time.Time `json:"next_retry_at"`
+	ErrorCategory       *string    `json:"error_category"`
+	Attention           *string    `json:"attention"`
+}
+
+// SupervisorState is the mutable supervisor record.
+type SupervisorState struct {
+	Status        string        `json:"status"`
+	Activity      string        `json:"activity"`
+	Turn          int           `json:"turn"`
+	IdleStreak    int           `json:"idle_streak"`
+	HarnessErrors int           `json:"harness_errors"`
+	LastError     string        `json:"last_error,omitempty"`
+	WorkerCursor  string        `json:"worker_cursor,omitempty"`
+	LastPromptSeq int64         `json:"last_prompt_seq"`
+	Provider      ProviderState `json:"provider"`
+	PID           int           `json:"pid,omitempty"`
+	HeartbeatAt   *time.Time    `json:"heartbeat_at,omitempty"`
+}
+
+// Usage is the token total over every agent thread; unknown stays null.
+type Usage struct {
+	InputTokens  *int64 `json:"input_tokens"`
+	OutputTokens *int64 `json:"output_tokens"`
+}
+
+// Snapshot is what `status --json` and `lab status` print (contract section 6).
+type Snapshot struct {
+	StudyID          string          `json:"study_id"`
+	Status           string          `json:"status"`
+	Activity         string          `json:"activity"`
+	Mode             string          `json:"mode"`
+	AgentBackend     string          `json:"agent_backend"`
+	Model            string          `json:"model"`
+	JudgeModel       string          `json:"judge_model"`
+	ExecutionBackend sandbox.Backend `json:"execution_backend"`
+	CompletionPolicy string          `json:"completion_policy"`
+	Campaign         string          `json:"campaign"`
+	CreatedAt        time.Time       `json:"created_at"`
+	Deadline         time.Time       `json:"deadline"`
+	RemainingSeconds int64           `json:"remaining_seconds"`
+	Turn             int             `json:"turn"`
+	Provider         ProviderState   `json:"provider"`
+	Usage            Usage           `json:"usage"`
+	Experiments      []Receipt       `json:"experiments"`
+	Claims           []Claim         `json:"claims"`
+	Reviews          []Review        `json:"reviews"`
+	Notes            []Note          `json:"notes"`
+	LastError        string          `json:"last_error,omitempty"`
+}
+
+// Event is one entry of the study's event log, as published to subscribers.
+type Event struct {
+	Seq     int64           `json:"seq"`
+	Time    string          `json:"time"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}

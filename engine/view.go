@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// View reads a study for display: in the supervisor's process (woken by its
+// bus) or in another process (polling the store).
+type View struct {
+	c    Campaign
+	s    *store.Store
+	bus  *Bus
+	owns bool
+}
+
+// OpenView opens a study read-mostly, for status, watch and attach.
+func OpenView(ctx context.Context, c Campaign) (*View, error) {
+	s, err := c.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &View{c: c, s: s, owns: true}, nil
+}
+
+// View returns a view of the supervised study that shares its store and bus.
+func (sv *Supervisor) View() *View { return &View{c: sv.c, s: sv.s, bus: sv.Bus} }
+
+// Campaign is the study folder.
+func (v *View) Campaign() Campaign { return v.c }
+
+// Close closes the store if the view opened it.
+func (v *View) Close() error {
+	if v.owns {
+		return v.s.Close()
+	}
+	return nil
+}
+
+// Snapshot reads the whole study.
+func (v *View) Snapshot(ctx context.Context) (Snapshot, error) { return LoadSnapshot(ctx, v.c, v.s) }
+
+// LastSeq is the newest event number.
+func (v *View) LastSeq(ctx context.Context) (int64, error) { return v.s.LastSeq(ctx) }
+
+// Follow calls fn for each event after `after` until ctx ends or fn fails.
+func (v *View) Follow(ctx context.Context, after int64, fn func(Event) error) error {
+	var wake <-chan struct{}
+	poll := 200 * time.Millisecond
+	if v.bus != nil {
+		ch, unsub := v.bus.Subscribe()
+		defer unsub()
+		wake, poll = ch, time.Second
+	}
+	return Follow(ctx, v.s, after, wake, poll, fn)
+}

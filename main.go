@@ -1,0 +1,125 @@
+// Command simjecture is a terminal-first research workspace for
+// computational science: an AI agent plans numerical experiments, the host
+// runs each in an isolation backend and records a hash-checked receipt, and
+// only an independent reviewer can accept a claim.
+//
+// main parses the command line, wires the packages together and maps
+// outcomes to exit codes; the work is done in engine, sandbox, provider,
+// store and tui.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/simjecture/simjecture/engine"
+	"github.com/simjecture/simjecture/provider/scripted"
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// Exit codes of study, resume and demo (contract section 2).
+const (
+	exitOK        = 0
+	exitAttention = 1
+	exitInvalid   = 2
+	exitBudget    = 124
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case sandbox.HelperArg:
+			os.Exit(sandbox.HelperMain(os.Args[2:]))
+		case scripted.Command:
+			os.Exit(scripted.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+}
+
+// stdio carries the standard streams to each command.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io stdio) int
+}
+
+func commands() []command {
+	return []command{
+		{"study", "start or resume a study in a campaign folder", cmdStudy},
+		{"resume", "resume a study with its frozen contract", cmdResume},
+		{"pause", "ask the supervisor of a study to pause", cmdControl("pause")},
+		{"cancel", "ask the supervisor of a study to cancel", cmdControl("cancel")},
+		{"status", "print one snapshot of a study", cmdStatus},
+		{"watch", "follow a study's events until it stops", cmdWatch},
+		{"verify", "re-hash every input and artifact and check the event chain", cmdVerify},
+		{"doctor", "probe the execution backends", cmdDoctor},
+		{"lab", "the agent's interface to the harness (JSON on stdin)", cmdLab},
+		{"demo", "create and run the bundled demo study (no API key, no network)", cmdDemo},
+	}
+}
+
+func run(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 || args[0] == "tui" {
+		return fail(io, fmt.Errorf("the terminal UI is not in this build yet; use `simjecture demo --batch` or `simjecture study ... --batch`: %w", engine.ErrInvalid))
+	}
+	if args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		usage(io.out)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], io)
+		}
+	}
+	return fail(io, fmt.Errorf("unknown command %q (see simjecture --help): %w", args[0], engine.ErrInvalid))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "simjecture — a research workspace for computational science\n\nUsage: simjecture COMMAND [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nEvery command has --help. Exit codes: 0 done, 1 needs attention or failed, 2 invalid input, 124 deadline passed.")
+}
+
+// fail prints a one-line error and returns its exit code.
+func fail(io stdio, err error) int {
+	fmt.Fprintf(io.err, "simjecture: %s\n", oneLine(err))
+	switch {
+	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrLocked), errors.Is(err, errUsage):
+		return exitInvalid
+	}
+	return exitAttention
+}
+
+var errUsage = errors.New("usage")
+
+func oneLine(err error) string {
+	msg := err.Error()
+	for _, suffix := range []string{": " + engine.ErrInvalid.Error(), ": " + errUsage.Error(), ": " + engine.ErrLab.Error()} {
+		for len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
+			msg = msg[:len(msg)-len(suffix)]
+		}
+	}
+	out := []rune{}
+	for _, r := range msg {
+		if r == '\n' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}

@@ -1,0 +1,203 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Command runs any executable as the agent (contract section 11).
+type Command struct {
+	Backend    string   // "command" or "scripted"
+	Executable string   // the program
+	Args       []string // fixed leading arguments
+	Grace      time.Duration
+}
+
+// Name is the agent backend.
+func (c *Command) Name() string { return c.Backend }
+
+// RunTurn starts the program in its own process group with the prompt on
+// stdin, waits for it, and stops the whole group when ctx ends or the turn
+// allowance passes (SIGTERM, grace, SIGKILL).
+func (c *Command) RunTurn(ctx context.Context, t Turn) (Outcome, error) {
+	if err := os.MkdirAll(t.LogDir, 0o755); err != nil {
+		return Outcome{}, fmt.Errorf("turn log folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(t.LogDir, "prompt.txt"), []byte(t.Prompt), 0o644); err != nil {
+		return Outcome{}, fmt.Errorf("write prompt: %w", err)
+	}
+	stdout, stderr, err := openLogs(t.LogDir)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+	outTail, errTail := newTail(64<<10), newTail(16<<10)
+	cmd := exec.Command(c.Executable, c.Args...)
+	cmd.Dir = t.Dir
+	cmd.Env = turnEnv(t)
+	cmd.Stdin = strings.NewReader(t.Prompt)
+	cmd.Stdout = io.MultiWriter(capped(stdout, 64<<20), outTail)
+	cmd.Stderr = io.MultiWriter(capped(stderr, 16<<20), errTail)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Outcome{}, fmt.Errorf("start agent %s: %w", c.Executable, err)
+	}
+	timedOut, werr := c.wait(ctx, cmd, t.Timeout)
+	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String()}
+	out.ExitCode = exitCode(werr)
+	out.LastLine = lastLine(out.StdoutTail)
+	if ctx.Err() == nil {
+		out.Failure = Classify(out.ExitCode, timedOut, out.StderrTail, nil)
+	}
+	return out, nil
+}
+
+func (c *Command) wait(ctx context.Context, cmd *exec.Cmd, allowance time.Duration) (bool, error) {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(allowance)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return false, err
+	case <-ctx.Done():
+		return false, c.stop(cmd, done)
+	case <-timer.C:
+		return true, c.stop(cmd, done)
+	}
+}
+
+func (c *Command) stop(cmd *exec.Cmd, done <-chan error) error {
+	grace := c.Grace
+	if grace == 0 {
+		grace = 5 * time.Second
+	}
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-done:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return err
+	case <-time.After(grace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-done
+	}
+}
+
+func turnEnv(t Turn) []string {
+	env := make([]string, 0, len(os.Environ())+len(t.Env)+2)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := t.Env[k]; !over && !strings.HasPrefix(k, "SIMJECTURE_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range t.Env {
+		env = append(env, k+"="+v)
+	}
+	return append(env, "SIMJECTURE_ROLE="+t.Role, "SIMJECTURE_TURN="+strconv.Itoa(t.Number))
+}
+
+func openLogs(dir string) (*os.File, *os.File, error) {
+	out, err := os.Create(filepath.Join(dir, "stdout.log"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("turn log: %w", err)
+	}
+	errf, err := os.Create(filepath.Join(dir, "stderr.log"))
+	if err != nil {
+		_ = out.Close()
+		return nil, nil, fmt.Errorf("turn log: %w", err)
+	}
+	return out, errf, nil
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func newTail(n int) *tailBuffer { return &tailBuffer{n: n} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.n {
+		b = b[len(b)-t.n:]
+	}
+	return string(bytes.Clone(b))
+}
+
+// cappedWriter writes at most n bytes and silently drops the rest, so a
+// chatty agent cannot fill the disk; the tail buffer keeps the end.
+type cappedWriter struct {
+	w io.Writer
+	n int64
+}
+
+func capped(w io.Writer, n int64) io.Writer { return &cappedWriter{w: w, n: n} }
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.n <= 0 {
+		return len(p), nil
+	}
+	q := p
+	if int64(len(q)) > c.n {
+		q = q[:c.n]
+	}
+	n, err := c.w.Write(q)
+	c.n -= int64(n)
+	if err != nil {
+		return n, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,14 @@
+// Package provider adapts AI agents to simjecture's turn protocol and
+// classifies their failures.
+//
+// An [Agent] runs one turn — a worker turn in the study's research folder, or
+// a reviewer turn in a fresh folder with the review packet on stdin — and
+// reports an [Outcome]. [Classify] decides from the stderr tail and protocol
+// error events only (never the agent's own prose) whether a failed turn is
+// transient (retried with backoff) or needs the operator (authentication,
+// quota, permission).
+//
+// Backends: `command` (any executable speaking the lab protocol) and
+// `scripted` (the built-in demo agent: this binary in its hidden agent mode,
+// run through the very same command path).
+package provider

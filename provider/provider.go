@@ -1,0 +1,46 @@
+package provider
+
+import (
+	"context"
+	"time"
+)
+
+// Roles of a turn.
+const (
+	RoleWorker   = "worker"
+	RoleReviewer = "reviewer"
+)
+
+// Turn is one agent turn.
+type Turn struct {
+	Role    string
+	Number  int
+	Prompt  string            // stdin of the agent: the prompt, or the review packet
+	Dir     string            // working folder
+	LogDir  string            // where prompt, stdout and stderr are kept
+	Env     map[string]string // variables set on top of the inherited environment
+	Timeout time.Duration     // the turn allowance; a turn cut at it is a checkpoint, not a failure
+	Cursor  string            // thread to resume (worker turns of session-keeping agents)
+}
+
+// Outcome is what a turn produced.
+type Outcome struct {
+	ExitCode   int
+	TimedOut   bool
+	Duration   time.Duration
+	LastLine   string // the last non-empty stdout line (a reviewer's verdict)
+	StdoutTail string
+	StderrTail string
+	Cursor     string // the thread to resume next time, if any
+	Failure    *Failure
+	InputTokens, OutputTokens *int64
+}
+
+// Agent runs turns.
+type Agent interface {
+	// Name is the agent backend as recorded in the contract.
+	Name() string
+	// RunTurn runs one turn. The error is for harness failures (could not start);
+	// an agent that fails is an Outcome with Failure set.
+	RunTurn(ctx context.Context, t Turn) (Outcome, error)
+}

@@ -1,0 +1,103 @@
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Environment variables the supervisor sets for a `command` agent.
+const (
+	envRole  = "SIMJECTURE_ROLE"
+	envBin   = "SIMJECTURE_BIN"
+	envStudy = "SIMJECTURE_STUDY"
+	envTurn  = "SIMJECTURE_TURN"
+)
+
+// maxPacketBytes bounds the review packet read from stdin.
+const maxPacketBytes = 64 << 20
+
+// Main runs one turn of the scripted agent, as `simjecture __scripted-agent`.
+// SIMJECTURE_ROLE selects the worker or the reviewer. It returns the exit
+// code: 0 on success, 1 on a failed turn, 2 on invalid usage.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, os.Getenv, args, stdin, stdout, stderr)
+}
+
+// run is Main with its environment injected.
+func run(ctx context.Context, getenv func(string) string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintf(stdout, "usage: simjecture %s (started by the supervisor with %s=worker|reviewer)\n", Command, envRole)
+			return 0
+		}
+		fmt.Fprintf(stderr, "scripted-agent: unexpected argument %q\n", args[0])
+		return 2
+	}
+	switch role := getenv(envRole); role {
+	case "worker":
+		return runWorker(ctx, getenv, stderr)
+	case "reviewer":
+		return runReviewer(stdin, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "scripted-agent: %s must be worker or reviewer, got %q\n", envRole, role)
+		return 2
+	}
+}
+
+// runWorker runs one worker turn in the current directory.
+func runWorker(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
+	bin := getenv(envBin)
+	if bin == "" {
+		fmt.Fprintf(stderr, "scripted-agent: %v: %s is not set\n", ErrEnv, envBin)
+		return 2
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: working directory: %v\n", err)
+		return 1
+	}
+	w := &Worker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Turn: getenv(envTurn), Log: stderr}
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runReviewer reads the packet, judges it and prints the verdict last.
+func runReviewer(stdin io.Reader, stdout, stderr io.Writer) int {
+	p, err := readPacket(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: %v\n", err)
+		return 1
+	}
+	v := Review(p)
+	line, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: encode verdict: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "scripted-agent: review of %s: %s %s\n", p.ClaimID, v.Decision, v.Disposition)
+	fmt.Fprintf(stdout, "%s\n%s\n", v.Rationale, line)
+	return 0
+}
+
+// readPacket decodes the review packet from stdin.
+func readPacket(r io.Reader) (Packet, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxPacketBytes))
+	if err != nil {
+		return Packet{}, fmt.Errorf("read review packet: %w", err)
+	}
+	var p Packet
+	if err := json.Unmarshal(data, &p); err != nil {
+		return Packet{}, fmt.Errorf("decode review packet: %w", err)
+	}
+	return p, nil
+}

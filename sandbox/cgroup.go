@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Containment values reported in Result.Containment.
+const (
+	ContainmentCgroup  = "cgroup"
+	ContainmentSampled = "sampled-watchdog"
+)
+
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cgroup is a private cgroup v2 for one run, used when the unified hierarchy
+// is delegated to us. A nil *cgroup means "not available": every method is
+// then a no-op and the sampled watchdog is the only guarantee.
+type cgroup struct {
+	dir string
+	fd  int
+}
+
+// newCgroup creates a child of our own cgroup with memory.max set, or
+// returns nil when cgroup v2 is absent or not writable (cgroup v1 hosts).
+func newCgroup(memory int64) *cgroup {
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err != nil {
+		return nil
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Join(cgroupRoot, own, fmt.Sprintf("simjecture-run-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil
+	}
+	cg := &cgroup{dir: dir, fd: -1}
+	if memory > 0 {
+		v := []byte(strconv.FormatInt(memory, 10))
+		if os.WriteFile(filepath.Join(dir, "memory.max"), v, 0) != nil {
+			cg.remove()
+			return nil
+		}
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		cg.remove()
+		return nil
+	}
+	cg.fd = fd
+	return cg
+}
+
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no cgroup v2 entry")
+}
+
+func (c *cgroup) kind() string {
+	if c == nil {
+		return ContainmentSampled
+	}
+	return ContainmentCgroup
+}
+
+// attach makes the target start inside the cgroup (clone3 CLONE_INTO_CGROUP).
+func (c *cgroup) attach(sys *syscall.SysProcAttr) {
+	if c != nil {
+		sys.UseCgroupFD, sys.CgroupFD = true, c.fd
+	}
+}
+
+// kill kills every process in the cgroup at once.
+func (c *cgroup) kill() {
+	if c != nil {
+		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+	}
+}
+
+// oomKilled reports whether the kernel's memory.max fired.
+func (c *cgroup) oomKilled() bool {
+	if c == nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "memory.events"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok := strings.CutPrefix(line, "oom_kill "); ok && n != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cgroup) remove() {
+	if c == nil {
+		return
+	}
+	c.kill()
+	if c.fd >= 0 {
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
+	_ = os.Remove(c.dir)
+}

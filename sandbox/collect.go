@@ -1,0 +1,177 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Reasons recorded in Rejected.
+const (
+	ReasonSymlink    = "symlink"
+	ReasonHardLink   = "hard link"
+	ReasonNotRegular = "not a regular file"
+	ReasonEscapes    = "escapes work"
+	ReasonTooLarge   = "too large"
+	ReasonReserved   = "reserved name"
+)
+
+// Names of the kept console logs in the artifact folder.
+const (
+	StdoutLog = "stdout.log"
+	StderrLog = "stderr.log"
+)
+
+// finish runs after the helper: input mutations, the file-size check,
+// output collection and the console logs.
+func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
+	res.InputMutations = mutations(sealed)
+	if res.LimitExceeded == "" && reachedFileLimit(s.MaxFileBytes, lay) {
+		res.LimitExceeded = LimitFileSize
+	}
+	if err := os.MkdirAll(s.ArtifactDir, 0o755); err != nil {
+		return fmt.Errorf("artifact dir: %w", err)
+	}
+	if err := collectOutputs(s, lay.work, res); err != nil {
+		return err
+	}
+	return keepLogs(s.ArtifactDir, lay, res)
+}
+
+// reachedFileLimit reports whether any log or file in the work or temporary
+// folder reached RLIMIT_FSIZE: a writer that ignores SIGXFSZ gets EFBIG.
+func reachedFileLimit(limit int64, lay layout) bool {
+	for _, p := range []string{lay.stdout, lay.stderr} {
+		if info, err := os.Stat(p); err == nil && info.Size() >= limit {
+			return true
+		}
+	}
+	found := false
+	for _, dir := range []string{lay.work, lay.tmp} {
+		_ = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type().IsRegular() {
+				if info, err := e.Info(); err == nil && info.Size() >= limit {
+					found = true
+					return filepath.SkipAll
+				}
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+// collectOutputs copies every declared output that is a plain file inside
+// work to the artifact folder, and records the others.
+func collectOutputs(s Spec, work string, res *Result) error {
+	res.Artifacts = map[string]Artifact{}
+	for _, out := range s.Outputs {
+		rel, ok := cleanRel(out)
+		reason := ""
+		switch {
+		case !ok:
+			reason = ReasonEscapes
+		case rel == StdoutLog || rel == StderrLog:
+			reason = ReasonReserved
+		default:
+			reason = inspectOutput(work, rel, s.MaxFileBytes)
+		}
+		switch reason {
+		case "":
+			a, err := collectOne(filepath.Join(work, rel), filepath.Join(s.ArtifactDir, rel), s.MaxFileBytes)
+			if errors.Is(err, errNotCollectable) {
+				res.RejectedOutputs = append(res.RejectedOutputs, Rejected{Path: out, Reason: ReasonNotRegular})
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			res.Artifacts[rel] = a
+		case "missing":
+			res.MissingOutputs = append(res.MissingOutputs, out)
+		default:
+			res.RejectedOutputs = append(res.RejectedOutputs, Rejected{Path: out, Reason: reason})
+		}
+	}
+	return nil
+}
+
+// inspectOutput returns "" for a collectable file, "missing", or a reason.
+func inspectOutput(work, rel string, maxBytes int64) string {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		info, err := os.Lstat(filepath.Join(work, path.Join(parts[:i]...)))
+		switch {
+		case err != nil:
+			return "missing"
+		case info.Mode()&fs.ModeSymlink != 0:
+			return ReasonEscapes
+		case !info.IsDir():
+			return "missing"
+		}
+	}
+	info, err := os.Lstat(filepath.Join(work, rel))
+	switch {
+	case err != nil:
+		return "missing"
+	case info.Mode()&fs.ModeSymlink != 0:
+		return ReasonSymlink
+	case !info.Mode().IsRegular():
+		return ReasonNotRegular
+	case nlink(info) > 1:
+		return ReasonHardLink
+	case info.Size() >= maxBytes:
+		// RLIMIT_FSIZE stops a file at the limit, so one that reached it
+		// was cut short.
+		return ReasonTooLarge
+	}
+	return ""
+}
+
+func nlink(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+var errNotCollectable = errors.New("output changed while being collected")
+
+// collectOne copies src (opened without following symlinks) to dst through a
+// temporary name, hashing it on the way.
+func collectOne(src, dst string, maxBytes int64) (Artifact, error) {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return Artifact{}, errNotCollectable
+	}
+	defer in.Close()
+	if info, err := in.Stat(); err != nil || !info.Mode().IsRegular() || nlink(info) > 1 {
+		return Artifact{}, errNotCollectable
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return Artifact{}, fmt.Errorf("collect: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".collect-*")
+	if err != nil {
+		return Artifact{}, fmt.Errorf("collect: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	sum, n, err := hashReader(io.TeeReader(io.LimitReader(in, maxBytes), tmp))
+	if err == nil {
+		err = errors.Join(tmp.Chmod(0o444), tmp.Close())
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		_ = tmp.Close()
+		return Artifact{}, fmt.Errorf("collect %s: %w", filepath.Base(dst), err)
+	}
+	return Artifact{SHA256: sum, Bytes: n}, nil
+}

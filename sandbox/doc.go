@@ -1,0 +1,33 @@
+// Package sandbox runs one experiment in an execution backend and collects
+// what it produced.
+//
+// # Backends
+//
+// Bubblewrap (the default) gives the experiment kernel namespaces: no
+// network, a read-only system view, a private /tmp and a clean environment.
+// proot-cooperative shows the same path view through PRoot and
+// process-cooperative runs a plain process with virtual paths translated;
+// both are "not a security sandbox", share the host network and are refused
+// to root. Probe and Select check which backend this host and account can
+// use (see docs/security.md for what each one contains).
+//
+// # Running
+//
+// Run copies the sealed source and inputs into a private work folder,
+// checking each copy against its recorded hash, and then starts our own
+// binary in a hidden helper mode (HelperArg, dispatched by main through
+// HelperMain). The helper is a child subreaper with PR_SET_PDEATHSIG: it
+// starts the target in a new session through a second re-exec stage
+// (HelperExecArg) that sets RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and
+// RLIMIT_CORE and execs the backend's launcher. The helper samples the
+// resident memory of the whole process tree every 50 ms, measures the
+// workspace about every 500 ms, enforces the wall-time limit (SIGTERM, 2 s,
+// SIGKILL), remembers every descendant by pid and start time, and kills every
+// one still alive when the target exits, when the run is cancelled and when
+// the host process dies. It prints one JSON line for Run. Where a writable
+// cgroup v2 is delegated it also uses memory.max and cgroup.kill.
+//
+// After the run, Run re-hashes the sealed copies (content and mode), collects
+// the declared outputs that are plain files inside the work folder, and keeps
+// bounded copies of stdout and stderr.
+package sandbox

@@ -1,0 +1,64 @@
+package sandbox
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLimits(t *testing.T) {
+	requireRoot(t)
+	cases := []struct {
+		name      string
+		e         experiment
+		limit     string
+		signal    string // expected signal, "" = any
+		timedOut  bool
+		maxWall   float64
+		backends  []Backend
+		needsRoot bool
+	}{
+		{name: "wall time", limit: LimitWallTime, timedOut: true, maxWall: 5,
+			e: experiment{command: []string{"sleep", "30"}, timeout: time.Second}},
+		{name: "wall time ignoring SIGTERM", limit: LimitWallTime, timedOut: true, maxWall: 6,
+			e: experiment{command: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"}, timeout: time.Second}},
+		{name: "cpu time", limit: LimitCPUTime, signal: "SIGXCPU", maxWall: 4,
+			// two busy threads on two cores reach RLIMIT_CPU (4+1 s) before the 4 s wall limit
+			e: experiment{command: []string{"perl", "-Mthreads", "-e", "threads->create(sub{1 while 1}) for 1..2; 1 while 1"}, timeout: 4 * time.Second}},
+		{name: "file size python EFBIG", limit: LimitFileSize, maxWall: 10,
+			e: experiment{command: []string{"python3", "-c", "open('big','wb').write(b'x'*(3<<20))"}, maxFile: 1 << 20}},
+		{name: "file size SIGXFSZ", limit: LimitFileSize, signal: "SIGXFSZ", maxWall: 10,
+			e: experiment{command: []string{"sh", "-c", "exec head -c 3000000 /dev/zero > big"}, maxFile: 1 << 20}},
+		{name: "memory", limit: LimitMemory, maxWall: 10,
+			e: experiment{command: []string{"python3", "-c", "import time\nx=[]\nfor i in range(30):\n    x.append('y'*(10<<20))\n    time.sleep(0.02)\ntime.sleep(30)"},
+				memory: 100 << 20}},
+		{name: "workspace", limit: LimitWorkspace, maxWall: 10,
+			e: experiment{command: []string{"sh", "-c", "for i in 1 2 3 4 5 6; do head -c 1000000 /dev/zero > f$i; done; sleep 30"},
+				maxFile: 2 << 20, space: 3 << 20}},
+	}
+	for _, c := range cases {
+		for _, bc := range backendCases {
+			if bc.name == "bubblewrap-nobody" {
+				continue
+			}
+			t.Run(c.name+"/"+bc.name, func(t *testing.T) {
+				e := c.e
+				e.backend, e.asNobody = bc.backend, bc.asNobody
+				res, _, err := e.run(t)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sig := ""
+				if res.Signal != nil {
+					sig = *res.Signal
+				}
+				if res.LimitExceeded != c.limit || res.TimedOut != c.timedOut || (c.signal != "" && sig != c.signal) || res.WallSeconds > c.maxWall {
+					t.Errorf("limit=%q timed_out=%v signal=%q rc=%v wall=%.2f; want %q %v %q; stderr=%s",
+						res.LimitExceeded, res.TimedOut, sig, res.ReturnCode, res.WallSeconds, c.limit, c.timedOut, c.signal, res.StderrTail)
+				}
+				if c.limit == LimitMemory && (res.PeakRSSBytes == nil || *res.PeakRSSBytes < 100<<20) {
+					t.Errorf("peak rss %v", res.PeakRSSBytes)
+				}
+			})
+		}
+	}
+}

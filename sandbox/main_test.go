@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// envTestHelper selects a test-only mode of the test binary: "run" reads a
+// Spec as JSON on stdin and prints the Result, "probe" and "select" print
+// the Report for the backend named in os.Args[1].
+const envTestHelper = "SIMJECTURE_SANDBOX_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == HelperArg {
+		os.Exit(HelperMain(os.Args[2:]))
+	}
+	if mode := os.Getenv(envTestHelper); mode != "" {
+		os.Exit(testHelperMode(mode))
+	}
+	code := m.Run()
+	cleanupShared()
+	os.Exit(code)
+}
+
+func testHelperMode(mode string) int {
+	var out any
+	switch mode {
+	case "run":
+		var spec Spec
+		if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		res, err := Run(signalContext(), spec)
+		out = runOutput{Result: res, Err: errString(err)}
+	case "probe":
+		out = Probe(signalContext(), Backend(os.Args[1]))
+	case "select":
+		out = Select(signalContext(), Backend(os.Args[1]))
+	default:
+		fmt.Fprintln(os.Stderr, "unknown test helper mode", mode)
+		return 2
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+type runOutput struct {
+	Result Result
+	Err    string
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

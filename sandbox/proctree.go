@@ -1,0 +1,123 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// procStat is the part of /proc/<pid>/stat the watchdog needs.
+type procStat struct {
+	state    byte
+	cpuTicks uint64 // utime + stime
+	start    uint64 // starttime, in clock ticks since boot
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// clockTicks is USER_HZ; Linux reports 100 on every architecture Go supports.
+const clockTicks = 100
+
+// readStat parses /proc/<pid>/stat. The command name may hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, errors.New("malformed stat")
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 20 {
+		return procStat{}, errors.New("short stat")
+	}
+	ut, _ := strconv.ParseUint(string(f[11]), 10, 64)
+	st, _ := strconv.ParseUint(string(f[12]), 10, 64)
+	start, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return procStat{}, err
+	}
+	return procStat{state: f[0][0], cpuTicks: ut + st, start: start}, nil
+}
+
+// readRSS returns the resident bytes of pid from /proc/<pid>/statm, or 0.
+func readRSS(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(f[1]), 10, 64)
+	return n * pageSize
+}
+
+// children returns the children of every thread of pid.
+func children(pid int, buf []int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := readDirNames(dir)
+	if err != nil {
+		return buf
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				buf = append(buf, c)
+			}
+		}
+	}
+	return buf
+}
+
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+// descendants walks the process tree below root (root excluded).
+func descendants(root int) []int {
+	out := children(root, nil)
+	for i := 0; i < len(out); i++ {
+		out = children(out[i], out)
+	}
+	return out
+}
+
+// alive reports whether pid is running (not gone, not a zombie) and still is
+// the process that started at start.
+func alive(pid int, start uint64) bool {
+	st, err := readStat(pid)
+	return err == nil && st.start == start && st.state != 'Z' && st.state != 'X'
+}
+
+// signalIfSame sends sig to pid only when it still is the process that started
+// at start. A pidfd pins the identity between the check and the signal.
+func signalIfSame(pid int, start uint64, sig syscall.Signal) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		if alive(pid, start) {
+			_ = syscall.Kill(pid, sig)
+		}
+		return
+	}
+	defer unix.Close(fd)
+	if alive(pid, start) {
+		_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+	}
+}

@@ -1,0 +1,74 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// sealedCopy is a sealed file as copied into the work folder.
+type sealedCopy struct {
+	rel, path, sha string
+	perm           fs.FileMode
+}
+
+// sealAll copies every sealed file into work, checks each copy against the
+// recorded hash and removes its write bits.
+func sealAll(s Spec, work string) ([]sealedCopy, error) {
+	out := make([]sealedCopy, 0, len(s.Sealed))
+	for _, f := range s.Sealed {
+		c, err := sealOne(f, work)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func sealOne(f SealedFile, work string) (sealedCopy, error) {
+	info, err := os.Stat(f.HostPath)
+	if err != nil {
+		return sealedCopy{}, fmt.Errorf("seal %s: %w", f.Rel, err)
+	}
+	if !info.Mode().IsRegular() {
+		return sealedCopy{}, fmt.Errorf("%w: seal %s: not a regular file", ErrInvalidSpec, f.Rel)
+	}
+	perm := fs.FileMode(0o444)
+	if info.Mode()&0o111 != 0 {
+		perm = 0o555
+	}
+	dst := filepath.Join(work, filepath.FromSlash(f.Rel))
+	sum, _, err := copyAndHash(f.HostPath, dst, perm)
+	if err != nil {
+		return sealedCopy{}, err
+	}
+	if !strings.EqualFold(sum, f.SHA256) {
+		return sealedCopy{}, fmt.Errorf("%w: %s: recorded %s, found %s", ErrSealChanged, f.Rel, f.SHA256, sum)
+	}
+	return sealedCopy{rel: f.Rel, path: dst, sha: sum, perm: perm}, nil
+}
+
+// mutations lists the sealed copies whose content, type or mode changed.
+func mutations(sealed []sealedCopy) []string {
+	var out []string
+	for _, c := range sealed {
+		if changed(c) {
+			out = append(out, c.rel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func changed(c sealedCopy) bool {
+	info, err := os.Lstat(c.path)
+	if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() != c.perm {
+		return true
+	}
+	sum, _, err := HashFile(c.path)
+	return err != nil || sum != c.sha
+}

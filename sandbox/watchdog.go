@@ -1,0 +1,293 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Watchdog timing.
+const (
+	sampleEvery    = 50 * time.Millisecond
+	slowEvery      = 10 // every 10th sample (≈500 ms): workspace and CPU
+	termGrace      = 2 * time.Second
+	cleanupRetries = 100 // × sampleEvery: give up on survivors after ≈5 s
+)
+
+// watchdog is the helper's state: the target, every descendant it has seen
+// (pid → start time) and what it found.
+type watchdog struct {
+	cfg         helperConfig
+	self        int
+	target      int
+	seen        map[int]uint64
+	rep         helperReport
+	exited      bool
+	start       time.Time
+	lastRSS     int64
+	terminating bool
+	graceUntil  time.Time
+	killing     bool
+	cg          *cgroup
+}
+
+func newWatchdog(cfg helperConfig) *watchdog {
+	return &watchdog{cfg: cfg, self: os.Getpid(), seen: map[int]uint64{}}
+}
+
+// run launches the target, supervises it until it exits and cleans up.
+func (w *watchdog) run(sigs chan os.Signal) helperReport {
+	w.cg = newCgroup(w.cfg.memory)
+	w.rep.Containment = w.cg.kind()
+	w.start = time.Now()
+	if err := w.launch(); err != nil {
+		w.rep.Error = err.Error()
+		w.cg.remove()
+		return w.rep
+	}
+	w.sample(false)
+	w.loop(sigs)
+	w.cleanup(sigs)
+	w.classify()
+	w.cg.remove()
+	return w.rep
+}
+
+func (w *watchdog) loop(sigs chan os.Signal) {
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	deadline := time.NewTimer(w.cfg.timeout)
+	defer deadline.Stop()
+	for n := 1; !w.exited; {
+		select {
+		case s := <-sigs:
+			w.onSignal(s)
+		case <-tick.C:
+			n++
+			w.onTick(n%slowEvery == 0)
+		case <-deadline.C:
+			w.rep.TimedOut = true
+			w.setLimit(LimitWallTime)
+			w.terminate()
+		}
+	}
+}
+
+func (w *watchdog) onSignal(s os.Signal) {
+	switch {
+	case s == syscall.SIGCHLD:
+		w.reap()
+	case os.Getppid() != w.cfg.parentPID:
+		w.parentGone()
+	case w.terminating:
+		w.rep.Cancelled = true
+		w.killing = true
+		w.killAll(syscall.SIGKILL)
+	default:
+		w.rep.Cancelled = true
+		w.terminate()
+	}
+}
+
+func (w *watchdog) onTick(slow bool) {
+	if os.Getppid() != w.cfg.parentPID {
+		w.parentGone()
+		return
+	}
+	w.reap()
+	w.sample(slow)
+	if w.cfg.memory > 0 && w.lastRSS > w.cfg.memory {
+		w.setLimit(LimitMemory)
+		w.killing = true
+	}
+	if w.terminating && time.Now().After(w.graceUntil) {
+		w.killing = true
+	}
+	if w.killing {
+		w.killAll(syscall.SIGKILL)
+	}
+}
+
+func (w *watchdog) parentGone() {
+	w.rep.ParentDied = true
+	w.killing = true
+	w.killAll(syscall.SIGKILL)
+}
+
+func (w *watchdog) setLimit(l string) {
+	if w.rep.Limit == "" {
+		w.rep.Limit = l
+	}
+}
+
+// terminate sends SIGTERM to the tree; SIGKILL follows after termGrace.
+// A launcher (bwrap, proot) is spared the SIGTERM: it would die at once and
+// take its children down (bwrap) or abandon them (proot) without a grace.
+func (w *watchdog) terminate() {
+	if w.terminating {
+		return
+	}
+	w.terminating = true
+	w.graceUntil = time.Now().Add(termGrace)
+	w.rep.KilledByUs = true
+	for _, pid := range descendants(w.self) {
+		st, err := readStat(pid)
+		if err != nil {
+			continue
+		}
+		w.seen[pid] = st.start
+		if pid != w.target || !w.cfg.exitSignals {
+			signalIfSame(pid, st.start, syscall.SIGTERM)
+		}
+	}
+}
+
+// sample walks the tree, records new members and sums their resident memory.
+// A slow sample also reads CPU times and measures the workspace.
+func (w *watchdog) sample(slow bool) {
+	var rss int64
+	for _, pid := range descendants(w.self) {
+		start, known := w.seen[pid]
+		if !known || slow {
+			st, err := readStat(pid)
+			if err != nil {
+				continue
+			}
+			start = st.start
+			w.seen[pid] = start
+			w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
+		}
+		rss += readRSS(pid)
+	}
+	w.lastRSS = rss
+	w.rep.Samples++
+	w.rep.PeakRSS = max(w.rep.PeakRSS, rss)
+	if slow && w.cfg.workspace > 0 && dirBytes(w.cfg.watch) > w.cfg.workspace {
+		w.setLimit(LimitWorkspace)
+		w.killing = true
+	}
+}
+
+// killAll signals every current descendant and every recorded one that is
+// still the same process, forgetting those that are gone. It returns how many
+// were signalled.
+func (w *watchdog) killAll(sig syscall.Signal) int {
+	w.rep.KilledByUs = true
+	n := 0
+	for _, pid := range descendants(w.self) {
+		if st, err := readStat(pid); err == nil {
+			w.seen[pid] = st.start
+		}
+	}
+	for pid, start := range w.seen {
+		if !alive(pid, start) {
+			delete(w.seen, pid)
+			continue
+		}
+		signalIfSame(pid, start, sig)
+		n++
+	}
+	w.cg.kill()
+	return n
+}
+
+// reap collects every exited child; the target's status is recorded.
+func (w *watchdog) reap() {
+	for {
+		var ws syscall.WaitStatus
+		var ru syscall.Rusage
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, &ru)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+		if pid == w.target {
+			w.finish(ws, &ru)
+		}
+	}
+}
+
+func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
+	w.exited = true
+	w.rep.WallSeconds = time.Since(w.start).Seconds()
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, cpu)
+	w.rep.PeakRSS = max(w.rep.PeakRSS, ru.Maxrss*1024)
+	switch {
+	case ws.Signaled():
+		w.rep.Signal = signalName(int(ws.Signal()))
+	case w.cfg.exitSignals && ws.ExitStatus() > 128 && ws.ExitStatus() < 128+65:
+		w.rep.Signal = signalName(ws.ExitStatus() - 128)
+	case w.cfg.prootStatus && ws.ExitStatus() == 255 && prootSignal(w.cfg.stderr) > 0:
+		w.rep.Signal = signalName(prootSignal(w.cfg.stderr))
+	default:
+		code := ws.ExitStatus()
+		w.rep.ExitCode = &code
+	}
+}
+
+// cleanup SIGKILLs every descendant still alive until none is left.
+func (w *watchdog) cleanup(sigs chan os.Signal) {
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	for i := 0; i < cleanupRetries; i++ {
+		w.reap()
+		if w.killAllQuiet() == 0 {
+			w.rep.Survivors = 0
+			return
+		}
+		select {
+		case <-sigs:
+		case <-tick.C:
+		}
+	}
+	w.rep.Survivors = len(w.seen)
+}
+
+// killAllQuiet is killAll for the final sweep: it does not mark the run as
+// killed by us, since the experiment already ended on its own.
+func (w *watchdog) killAllQuiet() int {
+	by := w.rep.KilledByUs
+	n := w.killAll(syscall.SIGKILL)
+	w.rep.KilledByUs = by
+	return n
+}
+
+// classify names the limit a signal points to, when the watchdog did not
+// already record one.
+func (w *watchdog) classify() {
+	if w.cg.oomKilled() {
+		w.setLimit(LimitMemory)
+	}
+	switch w.rep.Signal {
+	case "SIGXCPU":
+		w.setLimit(LimitCPUTime)
+	case "SIGXFSZ":
+		w.setLimit(LimitFileSize)
+	case "SIGKILL":
+		near := w.cfg.cpuLimit > 0 && w.rep.MaxCPUSeconds >= float64(w.cfg.cpuLimit)-1.5
+		if !w.rep.KilledByUs && near {
+			w.setLimit(LimitCPUTime)
+		}
+	}
+}
+
+// dirBytes sums the sizes of the regular files under dirs.
+func dirBytes(dirs []string) int64 {
+	var total int64
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type().IsRegular() {
+				if info, err := e.Info(); err == nil {
+					total += info.Size()
+				}
+			}
+			return nil
+		})
+	}
+	return total
+}

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is one campaign's database: a single writer connection whose
+// transactions are IMMEDIATE, and a pool of readers.
+type Store struct {
+	w    *sql.DB
+	r    *sql.DB
+	path string
+}
+
+func dsn(path string, immediate bool) string {
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(15000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	if immediate {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens the database at path, creating it if missing, and applies
+// every embedded migration that has not run yet.
+func Open(ctx context.Context, path string) (*Store, error) {
+	w, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	r.SetMaxOpenConns(4)
+	s := &Store{w: w, r: r, path: path}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenExisting opens a database that must already exist.
+func OpenExisting(ctx context.Context, path string) (*Store, error) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoStudy)
+	}
+	return Open(ctx, path)
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes both connections.
+func (s *Store) Close() error {
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	return s.Tx(ctx, func(tx *Tx) error {
+		var version int
+		if err := tx.tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		for i := version; i < len(names); i++ {
+			body, err := migrations.ReadFile(names[i])
+			if err != nil {
+				return fmt.Errorf("read migration: %w", err)
+			}
+			if _, err := tx.tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("migration %s: %w", names[i], err)
+			}
+		}
+		if version > len(names) {
+			return fmt.Errorf("store schema version %d is newer than this binary (%d)", version, len(names))
+		}
+		_, err := tx.tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names)))
+		return err
+	})
+}
+
+// Tx runs fn in one IMMEDIATE transaction and commits it when fn returns nil.
+func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
+	return run(ctx, s.w, fn)
+}
+
+// Read runs fn in one read transaction: a consistent snapshot.
+func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
+	return run(ctx, s.r, fn)
+}
+
+func run(ctx context.Context, db *sql.DB, fn func(*Tx) error) (err error) {
+	sqlTx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	tx := &Tx{ctx: ctx, tx: sqlTx}
+	defer func() {
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// LastSeq is the sequence number of the newest event, a cheap change counter:
+// every change to the study appends an event.
+func (s *Store) LastSeq(ctx context.Context) (int64, error) {
+	var seq sql.NullInt64
+	err := s.r.QueryRowContext(ctx, "SELECT max(seq) FROM events").Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("last event: %w", err)
+	}
+	return seq.Int64, nil
+}
+
+// Tx is one open transaction.
+type Tx struct {
+	ctx context.Context
+	tx  *sql.Tx
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func notFound(what string, err error) error {
+	if isNoRows(err) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// IsBusy reports whether err is SQLite's busy/locked error.
+func IsBusy(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+}

@@ -1,0 +1,185 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// Headless prints a study's progress without a terminal UI: a status line on
+// stderr (redrawn in place on a terminal, one plain line per change
+// otherwise) and, with JSONL, one JSON event per line on stdout.
+type Headless struct {
+	View   *engine.View
+	Stdout io.Writer
+	Stderr io.Writer
+	TTY    bool
+	JSONL  bool
+	From   int64 // print events after this sequence number
+
+	mu      sync.Mutex
+	last    string
+	printed int64
+}
+
+// Run follows the study until ctx ends.
+func (h *Headless) Run(ctx context.Context) error {
+	var pending bool
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	events := make(chan engine.Event, 256)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- h.View.Follow(ctx, h.From, func(ev engine.Event) error {
+			select {
+			case events <- ev:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	for {
+		select {
+		case ev := <-events:
+			h.emit(ev)
+			pending = true
+		case <-tick.C:
+			if pending {
+				h.Redraw(ctx)
+				pending = false
+			}
+		case <-ctx.Done():
+			return <-errc
+		}
+	}
+}
+
+func (h *Headless) emit(ev engine.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ev.Seq <= h.printed {
+		return
+	}
+	h.printed = ev.Seq
+	if !h.JSONL {
+		return
+	}
+	b, err := json.Marshal(ev)
+	if err == nil {
+		_, _ = fmt.Fprintf(h.Stdout, "%s\n", b)
+	}
+}
+
+// Drain prints the events written since the last one printed; call it
+// after Run has returned.
+func (h *Headless) Drain(ctx context.Context) error {
+	last, err := h.View.LastSeq(ctx)
+	h.mu.Lock()
+	from := max(h.printed, h.From)
+	h.mu.Unlock()
+	if err != nil || from >= last {
+		return err
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return h.View.Follow(dctx, from, func(ev engine.Event) error {
+		h.emit(ev)
+		if ev.Seq >= last {
+			cancel()
+		}
+		return nil
+	})
+}
+
+// Redraw prints the status line if it changed.
+func (h *Headless) Redraw(ctx context.Context) {
+	snap, err := h.View.Snapshot(ctx)
+	if err != nil {
+		return
+	}
+	line := StatusLine(snap, time.Now())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if line == h.last {
+		return
+	}
+	h.last = line
+	if h.TTY {
+		_, _ = fmt.Fprintf(h.Stderr, "\r\033[K%s", line)
+	} else {
+		_, _ = fmt.Fprintln(h.Stderr, line)
+	}
+}
+
+// Finish ends the status line and prints where the records are.
+func (h *Headless) Finish(ctx context.Context, final string) {
+	h.Redraw(ctx)
+	if h.TTY {
+		_, _ = fmt.Fprintln(h.Stderr)
+	}
+	_, _ = fmt.Fprintf(h.Stderr, "Study %s. Records: %s\n", final, h.View.Campaign().Dir)
+}
+
+// StatusLine renders the one-line summary of a study.
+func StatusLine(s engine.Snapshot, now time.Time) string {
+	var run, done, failed int
+	for _, e := range s.Experiments {
+		switch e.Status {
+		case engine.ExpRunning, engine.ExpQueued:
+			run++
+		case engine.ExpSucceeded:
+			done++
+		default:
+			failed++
+		}
+	}
+	queued := 0
+	for _, r := range s.Reviews {
+		if r.Status == "queued" {
+			queued++
+		}
+	}
+	activity := s.Activity
+	if p := s.Provider; p.NextRetryAt != nil {
+		activity = fmt.Sprintf("Reconnecting provider (attempt %d, %ds to retry)", p.ConsecutiveFailures,
+			max(0, int(p.NextRetryAt.Sub(now).Seconds()+0.5)))
+	}
+	elapsed := now.Sub(s.CreatedAt)
+	parts := []string{
+		fmt.Sprintf("%s · %s/%s · %s", s.Mode, s.AgentBackend, s.Model, s.ExecutionBackend),
+		fmt.Sprintf("%s · %s", s.Status, activity),
+		fmt.Sprintf("%02d:%02d elapsed · %dm left", int(elapsed.Minutes()), int(elapsed.Seconds())%60, s.RemainingSeconds/60),
+		fmt.Sprintf("jobs %d running / %d done / %d failed", run, done, failed),
+		fmt.Sprintf("reviews %d queued · claims %s", queued, claimSummary(s.Claims)),
+		"tokens " + tokens(s.Usage) + fmt.Sprintf(" · provider wait %.1fm", s.Provider.WaitSeconds/60),
+	}
+	return strings.Join(parts, " | ")
+}
+
+func claimSummary(claims []engine.Claim) string {
+	parts := make([]string, 0, len(claims))
+	for _, c := range claims {
+		parts = append(parts, c.ID+"="+c.Status)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("+%d", len(claims)-4))
+	}
+	return strings.Join(parts, ",")
+}
+
+func tokens(u engine.Usage) string {
+	f := func(p *int64) string {
+		if p == nil {
+			return "unknown"
+		}
+		return fmt.Sprint(*p)
+	}
+	return f(u.InputTokens) + " in / " + f(u.OutputTokens) + " out"
+}
