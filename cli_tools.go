@@ -209,6 +209,9 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return labFail(io, err)
 	}
+	if call == "run" || call == "cancel" {
+		engine.Wake(c)
+	}
 	_ = json.NewEncoder(io.out).Encode(map[string]any{"ok": true, "result": result})
 	return exitOK
 }

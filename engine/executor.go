@@ -39,7 +39,7 @@ type runningExp struct {
 
 // loop admits work and forwards cancel requests until ctx ends, then stops
 // every running experiment and waits for them.
-func (e *executor) loop(ctx context.Context, poll time.Duration) {
+func (e *executor) loop(ctx context.Context, poll time.Duration, wake <-chan struct{}) {
 	runCtx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
 		stopAll()
@@ -55,6 +55,7 @@ func (e *executor) loop(ctx context.Context, poll time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }

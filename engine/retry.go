@@ -27,7 +27,7 @@ func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome)
 		p.RetryCount++
 		p.ConsecutiveFailures++
 		p.FailedTurnSeconds += out.Duration.Seconds()
-		delay = max(0, min(Backoff(p.ConsecutiveFailures), sv.remaining()))
+		delay = max(0, min(sv.opt.Backoff(p.ConsecutiveFailures), sv.remaining()))
 		next := time.Now().UTC().Add(delay)
 		p.NextRetryAt = &next
 		cat := f.Category

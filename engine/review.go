@@ -82,7 +82,9 @@ func (sv *Supervisor) reviewQueue(ctx context.Context) ([]Review, map[string]Cla
 		}
 		return err
 	})
-	sort.SliceStable(queue, func(i, j int) bool { return depth(claims[queue[i].Claim], claims) < depth(claims[queue[j].Claim], claims) })
+	sort.SliceStable(queue, func(i, j int) bool {
+		return depth(claims[queue[i].Claim], claims) < depth(claims[queue[j].Claim], claims)
+	})
 	return queue, claims, err
 }
 

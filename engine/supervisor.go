@@ -14,13 +14,14 @@ import (
 
 // Options tunes a supervisor; zero values take the defaults.
 type Options struct {
-	Boundary   time.Duration // how often pause, cancel and the deadline are checked (250 ms)
-	Poll       time.Duration // how often the executor looks for work (100 ms)
-	Run        RunFunc       // runs one experiment (sandbox.Run)
-	SelfExe    string        // this binary, for the sandbox helper and the lab CLI
-	Cores      int           // CPU slots for admission (the machine's cores)
-	MemMB      int64         // memory for admission (the machine's memory)
-	HarnessMax int           // consecutive harness errors before pausing (3)
+	Boundary   time.Duration             // how often pause, cancel and the deadline are checked (250 ms)
+	Poll       time.Duration             // how often the executor looks for work (100 ms)
+	Run        RunFunc                   // runs one experiment (sandbox.Run)
+	SelfExe    string                    // this binary, for the sandbox helper and the lab CLI
+	Cores      int                       // CPU slots for admission (the machine's cores)
+	MemMB      int64                     // memory for admission (the machine's memory)
+	HarnessMax int                       // consecutive harness errors before pausing (3)
+	Backoff    func(n int) time.Duration // wait after n consecutive provider failures (Backoff)
 }
 
 // Supervisor owns one running study.
@@ -82,6 +83,9 @@ func withDefaults(o Options) Options {
 	if o.HarnessMax == 0 {
 		o.HarnessMax = 3
 	}
+	if o.Backoff == nil {
+		o.Backoff = Backoff
+	}
 	return o
 }
 
@@ -126,7 +130,14 @@ func (sv *Supervisor) Run(ctx context.Context) (string, error) {
 	}
 	execCtx, stopExec := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Go(func() { sv.exec.loop(execCtx, sv.opt.Poll) })
+	if conn := listenWake(sv.c); conn != nil {
+		wg.Go(func() { pumpWake(conn, sv.Bus.Notify) })
+		defer conn.Close()
+		context.AfterFunc(execCtx, func() { _ = conn.Close() })
+	}
+	wake, unsub := sv.Bus.Subscribe()
+	defer unsub()
+	wg.Go(func() { sv.exec.loop(execCtx, sv.opt.Poll, wake) })
 	final := sv.loop(ctx)
 	sv.exec.stopWith(experimentStopStatus(final))
 	stopExec()

@@ -25,14 +25,14 @@ type Turn struct {
 
 // Outcome is what a turn produced.
 type Outcome struct {
-	ExitCode   int
-	TimedOut   bool
-	Duration   time.Duration
-	LastLine   string // the last non-empty stdout line (a reviewer's verdict)
-	StdoutTail string
-	StderrTail string
-	Cursor     string // the thread to resume next time, if any
-	Failure    *Failure
+	ExitCode                  int
+	TimedOut                  bool
+	Duration                  time.Duration
+	LastLine                  string // the last non-empty stdout line (a reviewer's verdict)
+	StdoutTail                string
+	StderrTail                string
+	Cursor                    string // the thread to resume next time, if any
+	Failure                   *Failure
 	InputTokens, OutputTokens *int64
 }
 

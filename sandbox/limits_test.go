@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,9 +22,11 @@ func TestLimits(t *testing.T) {
 			e: experiment{command: []string{"sleep", "30"}, timeout: time.Second}},
 		{name: "wall time ignoring SIGTERM", limit: LimitWallTime, timedOut: true, maxWall: 6,
 			e: experiment{command: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"}, timeout: time.Second}},
-		{name: "cpu time", limit: LimitCPUTime, signal: "SIGXCPU", maxWall: 4,
-			// two busy threads on two cores reach RLIMIT_CPU (4+1 s) before the 4 s wall limit
-			e: experiment{command: []string{"perl", "-Mthreads", "-e", "threads->create(sub{1 while 1}) for 1..2; 1 while 1"}, timeout: 4 * time.Second}},
+		{name: "cpu time", limit: LimitCPUTime, signal: "SIGXCPU", maxWall: 9,
+			// the soft limit is lowered inside so that a busy loop reaches it
+			// before the wall limit even on a loaded host; TestLimitsApplied
+			// checks the values Run sets
+			e: experiment{command: []string{"sh", "-c", "ulimit -S -t 1; exec perl -e '1 while 1'"}, timeout: 10 * time.Second}},
 		{name: "file size python EFBIG", limit: LimitFileSize, maxWall: 10,
 			e: experiment{command: []string{"python3", "-c", "open('big','wb').write(b'x'*(3<<20))"}, maxFile: 1 << 20}},
 		{name: "file size SIGXFSZ", limit: LimitFileSize, signal: "SIGXFSZ", maxWall: 10,
@@ -60,5 +63,35 @@ func TestLimits(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestLimitsApplied(t *testing.T) {
+	requireRoot(t)
+	for _, bc := range backendCases {
+		t.Run(bc.name, func(t *testing.T) {
+			e := experiment{backend: bc.backend, asNobody: bc.asNobody, command: []string{"cat", "/proc/self/limits"},
+				timeout: 3 * time.Second, memory: 200 << 20, maxFile: 5 << 20}
+			res, _, err := e.run(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			as := "1283457024" // 200 MiB + 1 GiB
+			if IsCooperative(bc.backend) {
+				as = "140737488355328" // 1<<47
+			}
+			want := []string{"Max cpu time              4                    5",
+				"Max file size             5242880              5242880",
+				"Max core file size        0                    0",
+				"Max address space         " + as}
+			if bc.backend == ProotCooperative {
+				want[1] = "Max file size             5242880              5242880"
+			}
+			for _, w := range want {
+				if !strings.Contains(res.StdoutTail, w) {
+					t.Errorf("limits lack %q:\n%s", w, res.StdoutTail)
+				}
+			}
+		})
 	}
 }

@@ -25,7 +25,8 @@ const clockTicks = 100
 // readStat parses /proc/<pid>/stat. The command name may hold spaces and
 // parentheses, so fields are counted from the last ')'.
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [1024]byte
+	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
@@ -48,7 +49,8 @@ func readStat(pid int) (procStat, error) {
 
 // readRSS returns the resident bytes of pid from /proc/<pid>/statm, or 0.
 func readRSS(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	var buf [256]byte
+	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/statm", buf[:])
 	if err != nil {
 		return 0
 	}
@@ -67,8 +69,12 @@ func children(pid int, buf []int) []int {
 	if err != nil {
 		return buf
 	}
+	var cbuf [4096]byte
 	for _, t := range tasks {
-		b, err := os.ReadFile(dir + t + "/children")
+		b, err := readProc(dir+t+"/children", cbuf[:])
+		if err == nil && len(b) == len(cbuf) {
+			b, err = os.ReadFile(dir + t + "/children")
+		}
 		if err != nil {
 			continue
 		}

@@ -61,7 +61,7 @@ func TestRunPythonExperiment(t *testing.T) {
 			e := experiment{backend: c.backend, asNobody: c.asNobody,
 				files:   map[string]string{"sim.py": inspectPy, "out/.keep": ""},
 				command: []string{"python3", "sim.py"}, outputs: []string{"out/result.json"},
-				env:     map[string]string{"CUSTOM": "/work/data:/tmp/x:/usr/bin"}}
+				env: map[string]string{"CUSTOM": "/work/data:/tmp/x:/usr/bin"}}
 			res, spec, err := e.run(t)
 			if err != nil {
 				t.Fatal(err)

@@ -212,7 +212,7 @@ func markerProcs(marker string) []int {
 	names, _ := readDirNames("/proc")
 	for _, n := range names {
 		b, err := os.ReadFile("/proc/" + n + "/cmdline")
-		if err != nil || !strings.Contains(string(b), marker) {
+		if err != nil || !strings.Contains(string(b), marker) || !strings.HasPrefix(string(b), "sh\x00") {
 			continue
 		}
 		var pid int

@@ -108,6 +108,25 @@ func (w *watchdog) onTick(slow bool) {
 	if w.killing {
 		w.killAll(syscall.SIGKILL)
 	}
+	if w.cfg.prootStatus {
+		w.watchTracee()
+	}
+}
+
+// watchTracee handles PRoot, which only exits once every tracee is gone.
+// While the experiment (PRoot's first tracee) runs, PRoot has a child; once
+// it has ended, its orphans are our children (we are their subreaper) and
+// are killed so that PRoot exits with the experiment's status.
+func (w *watchdog) watchTracee() {
+	if len(children(w.target, nil)) > 0 {
+		return
+	}
+	for _, pid := range descendants(w.self) {
+		if st, err := readStat(pid); err == nil && pid != w.target {
+			w.seen[pid] = st.start
+			signalIfSame(pid, st.start, syscall.SIGKILL)
+		}
+	}
 }
 
 func (w *watchdog) parentGone() {

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+)
+
+// stopLatency is how long a supervisor may take to act on pause, cancel or
+// its deadline: the contract says 1 s; the rest is slack for a loaded CI host.
+const stopLatency = 1500 * time.Millisecond
+
+// TestPauseAndCancelFromAnotherProcess pauses and then cancels a busy study
+// from separate `pause` and `cancel` commands and measures how quickly the
+// supervisor exits.
+func TestPauseAndCancelFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	c := newCampaign(t, "busy", "e2e-seconds: 30")
+	reapMarker(t, c.marker)
+	sup := start(t, c.args(300, 120)...)
+	first := waitRunning(t, c, sup, "")
+
+	took, r := control(t, c, sup, "pause")
+	t.Logf("pause: supervisor exited %v after the pause command returned", took.Round(time.Millisecond))
+	if r.code != 0 {
+		t.Errorf("supervisor after pause: want exit 0, got %s", r)
+	}
+	if took > stopLatency {
+		t.Errorf("supervisor exited %v after pause returned, want within %v", took, stopLatency)
+	}
+	snap := status(t, c.dir)
+	if snap.Status != "paused" {
+		t.Errorf("status after pause = %q, want paused", snap.Status)
+	}
+	e, _ := snap.experiment(first.ID)
+	t.Logf("the experiment running at pause is now %q", e.Status)
+	if e.Status != "running" {
+		// Its receipt says it stopped, so nothing of it may still run.
+		waitGone(t, c.marker, 2*time.Second, "after the pause stopped the experiment as "+e.Status)
+	}
+
+	sup = start(t, "resume", "--campaign", c.dir, "--batch")
+	second := waitRunning(t, c, sup, first.ID)
+	took, r = control(t, c, sup, "cancel")
+	t.Logf("cancel: supervisor exited %v after the cancel command returned", took.Round(time.Millisecond))
+	if r.code != 0 {
+		t.Errorf("supervisor after cancel: want exit 0, got %s", r)
+	}
+	if took > stopLatency {
+		t.Errorf("supervisor exited %v after cancel returned, want within %v", took, stopLatency)
+	}
+	snap = status(t, c.dir)
+	if snap.Status != "cancelled" {
+		t.Errorf("status after cancel = %q, want cancelled", snap.Status)
+	}
+	if e, _ := snap.experiment(second.ID); e.Status != "cancelled" {
+		t.Errorf("experiment %s running at cancel is %q, want cancelled", second.ID, e.Status)
+	}
+	waitGone(t, c.marker, 2*time.Second, "after the supervisor exited on cancel")
+}
+
+// control runs `simjecture CMD --campaign DIR` and returns how long after
+// it returned the supervisor exited, with the supervisor's result.
+func control(t *testing.T, c campaign, sup *bg, cmd string) (time.Duration, result) {
+	t.Helper()
+	if r := sj(t, "", cmd, "--campaign", c.dir); r.code != 0 {
+		t.Fatalf("%s: want exit 0, got %s", cmd, r)
+	}
+	returned := time.Now()
+	r := sup.wait(t, 10*time.Second)
+	return sup.exited.Sub(returned), r
+}
+
+// TestDeadlineExits124 gives a study 2 s and an agent that starts a long
+// experiment: the supervisor must stop at the deadline with exit 124.
+func TestDeadlineExits124(t *testing.T) {
+	t.Parallel()
+	c := newCampaign(t, "busy", "e2e-seconds: 60")
+	reapMarker(t, c.marker)
+	sup := start(t, c.args(2, 2)...)
+	var deadline time.Time
+	waitFor(t, 5*time.Second, "the study to be created", func() bool {
+		s, err := tryStatus(t, c.dir)
+		deadline = s.Deadline
+		return err == nil && !deadline.IsZero()
+	})
+	r := sup.wait(t, 10*time.Second)
+	late := sup.exited.Sub(deadline)
+	t.Logf("deadline: supervisor exited %v after the recorded deadline", late.Round(time.Millisecond))
+	if r.code != 124 {
+		t.Errorf("study past its deadline: want exit 124, got %s", r)
+	}
+	if late > stopLatency {
+		t.Errorf("supervisor exited %v after the deadline %s, want within %v", late, deadline.Format(time.RFC3339), stopLatency)
+	}
+	snap := status(t, c.dir)
+	if snap.Status != "budget_exhausted" {
+		t.Errorf("status = %q, want budget_exhausted", snap.Status)
+	}
+	if len(snap.Experiments) == 0 {
+		t.Fatal("the agent's experiment was not recorded")
+	}
+	for _, e := range snap.Experiments {
+		if e.Status != "cancelled" {
+			t.Errorf("experiment %s is %q at the deadline, want cancelled", e.ID, e.Status)
+		}
+	}
+	waitGone(t, c.marker, 2*time.Second, "after the deadline")
+}

@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func benchSpec(b *testing.B, backend Backend, cmd ...string) Spec {
+	return experiment{backend: backend, command: cmd, files: map[string]string{"sim.py": "pass\n"}}.spec(b)
+}
+
+func bareBwrap(b *testing.B) {
+	if err := exec.Command("bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true").Run(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func timeN(n int, f func()) time.Duration {
+	start := time.Now()
+	for range n {
+		f()
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+func BenchmarkBareBwrap(b *testing.B) {
+	for b.Loop() {
+		bareBwrap(b)
+	}
+}
+
+// BenchmarkLaunchBubblewrap runs a trivial experiment through Run (sealing,
+// helper, exec stage, bwrap, collection) and reports the ratio to bare bwrap.
+func BenchmarkLaunchBubblewrap(b *testing.B) {
+	spec := benchSpec(b, Bubblewrap, "true")
+	var total time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := Run(context.Background(), spec); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+	}
+	bare := timeN(20, func() { bareBwrap(b) })
+	per := total / time.Duration(b.N)
+	b.ReportMetric(float64(per.Microseconds())/1000, "run-ms")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "bare-ms")
+	b.ReportMetric(float64(per)/float64(bare), "ratio")
+}
+
+func sealFile(b *testing.B) (string, int64) {
+	mb, _ := strconv.Atoi(os.Getenv("SIMJECTURE_BENCH_SEAL_MB"))
+	if mb <= 0 {
+		mb = 1024
+	}
+	p := filepath.Join(b.TempDir(), "input")
+	f, err := os.Create(p)
+	must(b, err)
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	for range mb {
+		_, err = f.Write(buf)
+		must(b, err)
+	}
+	must(b, f.Close())
+	return p, int64(mb) << 20
+}
+
+// BenchmarkSeal1GiB compares sealing (copy + hash) with sha256sum of the
+// same file (1 GiB unless SIMJECTURE_BENCH_SEAL_MB says otherwise).
+func BenchmarkSeal1GiB(b *testing.B) {
+	src, size := sealFile(b)
+	dir := b.TempDir()
+	cases := []struct {
+		name string
+		f    func(dst string) error
+	}{
+		{"pipelined", func(dst string) error { _, _, err := copyAndHash(src, dst, 0o444); return err }},
+		{"copy_file_range-then-hash", func(dst string) error { _, _, err := copyThenHash(src, dst); return err }},
+		{"tee-hash", func(dst string) error { _, _, err := copyHashing(src, dst); return err }},
+	}
+	sum := timeN(1, func() { must(b, exec.Command("sha256sum", src).Run()) })
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			var total time.Duration
+			for i := 0; b.Loop(); i++ {
+				dst := filepath.Join(dir, c.name+strconv.Itoa(i))
+				start := time.Now()
+				must(b, c.f(dst))
+				total += time.Since(start)
+				must(b, os.Remove(dst))
+			}
+			per := total / time.Duration(b.N)
+			b.ReportMetric(float64(size)/per.Seconds()/1e6, "MB/s")
+			b.ReportMetric(float64(size)/sum.Seconds()/1e6, "sha256sum-MB/s")
+			b.ReportMetric(float64(sum)/float64(per), "x-faster")
+		})
+	}
+}
+
+// BenchmarkWatchdogSample measures one sample over a tree of 100 processes
+// and reports the CPU share at one sample every 50 ms.
+func BenchmarkWatchdogSample(b *testing.B) {
+	var procs []*exec.Cmd
+	for range 100 {
+		c := exec.Command("sleep", "1000")
+		must(b, c.Start())
+		procs = append(procs, c)
+	}
+	defer func() {
+		for _, c := range procs {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}()
+	w := newWatchdog(helperConfig{})
+	for b.Loop() {
+		w.sample(false)
+	}
+	if len(w.seen) < 100 {
+		b.Fatalf("saw %d processes", len(w.seen))
+	}
+	per := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(100*per.Seconds()/sampleEvery.Seconds(), "cpu-%")
+}
+
+// BenchmarkMemoryDetection reports how long after its allocation finished a
+// tree over its memory limit was killed: the wall time of a killed run minus
+// that of the same allocation run to completion.
+func BenchmarkMemoryDetection(b *testing.B) {
+	alloc := "x = 'y' * (300 << 20)\n"
+	free := benchSpec(b, Bubblewrap, "python3", "-c", alloc)
+	capped := benchSpec(b, Bubblewrap, "python3", "-c", alloc+"import time\ntime.sleep(30)\n")
+	capped.MemoryBytes = 100 << 20
+	var delay float64
+	for b.Loop() {
+		r1, err1 := Run(context.Background(), free)
+		r2, err2 := Run(context.Background(), capped)
+		if err1 != nil || err2 != nil || r2.LimitExceeded != LimitMemory {
+			b.Fatal(err1, err2, r2.LimitExceeded)
+		}
+		delay += r2.WallSeconds - r1.WallSeconds
+	}
+	b.ReportMetric(1000*delay/float64(b.N), "delay-ms")
+}

@@ -1,0 +1,124 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func newMarker() string {
+	return fmt.Sprintf("simjecture-marker-%d-%d", os.Getpid(), rand.Uint64())
+}
+
+// escapeScript starts a grandchild that calls setsid and ignores SIGTERM,
+// waits until it runs, then either exits or (stay) loops ignoring SIGTERM.
+func escapeScript(marker string, stay bool) []string {
+	loop := `trap "" TERM; echo > started; while :; do sleep 0.1; done`
+	script := "setsid sh -c '" + loop + "' " + marker + "-gc &\nwhile [ ! -e started ]; do sleep 0.02; done\n"
+	if stay {
+		script += "trap '' TERM; while :; do sleep 0.1; done\n"
+	}
+	return []string{"sh", "-c", script, marker}
+}
+
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	waitFor(t, "marker processes to vanish", 10*time.Second, func() bool { return len(markerProcs(marker)) == 0 })
+}
+
+func TestGrandchildGoneAfterRun(t *testing.T) {
+	requireRoot(t)
+	for _, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			marker := newMarker()
+			e := experiment{backend: c.backend, asNobody: c.asNobody, command: escapeScript(marker, false), outputs: []string{"started"}}
+			res, _, err := e.run(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Artifacts) != 1 || res.ReturnCode == nil || *res.ReturnCode != 0 {
+				t.Fatalf("grandchild never started: %+v %s", res.Artifacts, res.StderrTail)
+			}
+			waitGone(t, marker)
+		})
+	}
+}
+
+// startRun runs the experiment in a separate process of the test binary
+// (as nobody when asked) and returns it with the marker it waits for.
+func startRun(t *testing.T, e experiment) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	spec := e.spec(t)
+	in, err := json.Marshal(spec)
+	must(t, err)
+	var cmd *exec.Cmd
+	if e.asNobody {
+		cmd = nobodyCommand(t, "run")
+	} else {
+		cmd = exec.Command(os.Args[0])
+		cmd.Env = []string{envTestHelper + "=run", "PATH=/usr/bin:/bin"}
+	}
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, os.Stderr
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, &out
+}
+
+func TestCancelKillsTree(t *testing.T) {
+	requireRoot(t)
+	for _, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			marker := newMarker()
+			e := experiment{backend: c.backend, asNobody: c.asNobody, command: escapeScript(marker, true), timeout: time.Minute}
+			cmd, out := startRun(t, e)
+			waitFor(t, "experiment to start", 10*time.Second, func() bool { return len(markerProcs(marker)) >= 2 })
+			start := time.Now()
+			must(t, cmd.Process.Signal(syscall.SIGTERM))
+			must(t, cmd.Wait())
+			var r runOutput
+			must(t, json.Unmarshal(out.Bytes(), &r))
+			if !r.Result.Cancelled || r.Err != "" || time.Since(start) > 8*time.Second {
+				t.Errorf("cancelled=%v err=%q after %s", r.Result.Cancelled, r.Err, time.Since(start))
+			}
+			waitGone(t, marker)
+		})
+	}
+}
+
+func TestHostKilledMidRun(t *testing.T) {
+	requireRoot(t)
+	for _, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			marker := newMarker()
+			e := experiment{backend: c.backend, asNobody: c.asNobody, command: escapeScript(marker, true), timeout: time.Minute}
+			cmd, _ := startRun(t, e)
+			waitFor(t, "experiment to start", 10*time.Second, func() bool { return len(markerProcs(marker)) >= 2 })
+			must(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+			waitGone(t, marker)
+		})
+	}
+}
+
+func TestForkBombContained(t *testing.T) {
+	requireRoot(t)
+	marker := newMarker()
+	e := experiment{backend: Bubblewrap, command: []string{"sh", "-c", "b() { b | b & }; b; wait", marker},
+		timeout: 5 * time.Second, memory: 256 << 20}
+	res, _, err := e.run(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LimitExceeded != LimitMemory && res.LimitExceeded != LimitWallTime {
+		t.Errorf("limit = %q, want memory or wall_time (stderr %s)", res.LimitExceeded, res.StderrTail)
+	}
+	t.Logf("fork bomb: limit=%s wall=%.2fs peak=%d", res.LimitExceeded, res.WallSeconds, *res.PeakRSSBytes)
+	waitGone(t, marker)
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages simjecture needs: bubblewrap (the default
+# isolation backend), proot (the cooperative fallback), python3 (the demo's
+# simulations), tmux and util-linux's setpriv (tests). Uses apt-get when root;
+# otherwise says what is missing.
+set -euo pipefail
+need=()
+command -v bwrap   >/dev/null 2>&1 || need+=(bubblewrap)
+command -v proot   >/dev/null 2>&1 || need+=(proot)
+[ -x /usr/bin/python3 ] || need+=(python3)
+command -v tmux    >/dev/null 2>&1 || need+=(tmux)
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "deps: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+else
+  echo "deps: missing ${need[*]}; install them with your package manager (e.g. sudo apt-get install ${need[*]})" >&2
+  exit 1
+fi
