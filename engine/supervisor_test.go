@@ -158,9 +158,9 @@ func TestSupervisorRetriesTransientFailures(t *testing.T) {
 
 func TestSupervisorPausesForTheOperator(t *testing.T) {
 	cases := map[string]string{
-		"401 invalid api key":                   "authentication",
+		"401 invalid api key":                    "authentication",
 		"Error code: 402 - Insufficient Balance": "quota",
-		"403 model not found":                   "permission",
+		"403 model not found":                    "permission",
 	}
 	for stderr, want := range cases {
 		t.Run(want, func(t *testing.T) {
