@@ -48,7 +48,7 @@ func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
 	fs.StringVar(&r.Model, "model", os.Getenv("SIMJECTURE_DEFAULT_MODEL"), "model (backend default)")
 	fs.StringVar(&r.JudgeModel, "judge-model", "", "reviewer model (default: --model)")
 	fs.StringVar(&r.Executable, "executable", "", "agent program (command backend)")
-	fs.String("provider-config", "", "api backend connection file")
+	fs.StringVar(&r.ProviderConfig, "provider-config", "", "api backend connection file (base_url, api_key; mode 0600)")
 	fs.StringVar(&r.ExecutionBackend, "execution-backend", envOr("SIMJECTURE_DEFAULT_EXECUTION_BACKEND", "bubblewrap"),
 		"auto, bubblewrap, proot-cooperative (not a security sandbox), process-cooperative (not a security sandbox)")
 	fs.StringVar(&r.Capabilities, "capabilities", os.Getenv("SIMJECTURE_DEFAULT_CAPABILITIES"), "capability manifests folder")
@@ -121,6 +121,9 @@ func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) err
 	set("execution-backend", &given.ExecutionBackend, r.ExecutionBackend)
 	set("capabilities", &given.Capabilities, r.Capabilities)
 	set("completion-policy", &given.CompletionPolicy, r.CompletionPolicy)
+	if f.fs.Changed("provider-config") {
+		given.ProviderConfig, _ = filepath.Abs(r.ProviderConfig)
+	}
 	if f.fs.Changed("executable") {
 		given.Executable, _ = filepath.Abs(r.Executable)
 	}
@@ -188,7 +191,11 @@ func supervise(ctx context.Context, c engine.Campaign, jsonl bool, io stdio) int
 	if err != nil {
 		return fail(io, err)
 	}
-	sup, err := engine.Open(ctx, c, agentFor(k, self), engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
+	agent, err := agentFor(k, self)
+	if err != nil {
+		return fail(io, err)
+	}
+	sup, err := engine.Open(ctx, c, agent, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
 	if err != nil {
 		return fail(io, err)
 	}
@@ -251,11 +258,16 @@ func contractOf(ctx context.Context, c engine.Campaign) (engine.Contract, error)
 	return engine.LoadContract(ctx, s)
 }
 
-func agentFor(k engine.Contract, self string) provider.Agent {
-	if k.AgentBackend == "scripted" {
-		return &provider.Command{Backend: "scripted", Executable: self, Args: []string{scripted.Command}}
+func agentFor(k engine.Contract, self string) (provider.Agent, error) {
+	switch k.AgentBackend {
+	case "scripted":
+		return &provider.Command{Backend: "scripted", Executable: self, Args: []string{scripted.Command}}, nil
+	case "codex":
+		return codexAgent(k)
+	case "api":
+		return apiAgent(k)
 	}
-	return &provider.Command{Backend: k.AgentBackend, Executable: k.Executable}
+	return &provider.Command{Backend: k.AgentBackend, Executable: k.Executable}, nil
 }
 
 func announceBackend(io stdio, k engine.Contract) {

@@ -68,12 +68,15 @@ func commands() []command {
 		{"doctor", "probe the execution backends", cmdDoctor},
 		{"lab", "the agent's interface to the harness (JSON on stdin)", cmdLab},
 		{"demo", "create and run the bundled demo study (no API key, no network)", cmdDemo},
+		{"tui", "the terminal UI (home screen, or --campaign DIR)", cmdTUI},
+		{"mcp", "serve the lab calls of a study as an MCP server on stdio", cmdMCP},
+		{"install", "install for a dedicated non-root account (run as root)", cmdInstall},
 	}
 }
 
 func run(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] == "tui" {
-		return fail(io, fmt.Errorf("the terminal UI is not in this build yet; use `simjecture demo --batch` or `simjecture study ... --batch`: %w", engine.ErrInvalid))
+	if len(args) == 0 {
+		return cmdTUI(ctx, args, io)
 	}
 	if args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
 		usage(io.out)

@@ -30,17 +30,17 @@ func TestBadInput(t *testing.T) {
 			c := newCampaign(t, "cubes")
 			c.hypothesis = filepath.Join(tmp, "no-such-hypothesis.txt")
 			return c.args(60, 30), c.dir
-		}},
+		}, want: "no-such-hypothesis.txt"},
 		{name: "empty hypothesis file", setup: func(t *testing.T, tmp string) ([]string, string) {
 			c := newCampaign(t, "cubes")
 			writeFile(t, c.hypothesis, "")
 			return c.args(60, 30), c.dir
-		}},
+		}, want: "empty"},
 		{name: "campaign is a file", setup: func(t *testing.T, tmp string) ([]string, string) {
 			c := newCampaign(t, "cubes")
 			writeFile(t, c.dir, "not a folder\n")
 			return c.args(60, 30), c.dir
-		}},
+		}, want: "study"},
 		{name: "campaign is a non-empty folder without a study", setup: func(t *testing.T, tmp string) ([]string, string) {
 			c := newCampaign(t, "cubes")
 			if err := os.MkdirAll(filepath.Join(c.dir, "notes"), 0o755); err != nil {
@@ -49,27 +49,27 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(c.dir, "thesis.tex"), "\\documentclass{article}\n")
 			writeFile(t, filepath.Join(c.dir, "notes", "todo.txt"), "keep me\n")
 			return c.args(60, 30), c.dir
-		}},
+		}, want: "study"},
 		{name: "turn longer than wall", setup: func(t *testing.T, tmp string) ([]string, string) {
 			c := newCampaign(t, "cubes")
 			return c.args(10, 20), c.dir
-		}},
+		}, want: "turn-seconds"},
 		{name: "unknown execution backend", setup: func(t *testing.T, tmp string) ([]string, string) {
 			c := newCampaign(t, "cubes")
 			return c.args(60, 30, "--execution-backend", "chroot"), c.dir
-		}},
+		}, want: "chroot"},
 		{name: "agent backend not in this build", setup: func(t *testing.T, tmp string) ([]string, string) {
 			c := newCampaign(t, "cubes")
 			return []string{"study", "--campaign", c.dir, "--hypothesis-file", c.hypothesis,
 				"--instructions-file", c.instructions, "--batch"}, c.dir
-		}},
+		}, want: "codex"},
 		{name: "resume of a folder without a study", setup: func(t *testing.T, tmp string) ([]string, string) {
 			dir := filepath.Join(tmp, "empty")
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			return []string{"resume", "--campaign", dir, "--batch"}, dir
-		}},
+		}, want: "empty"},
 		{
 			name: "changed execution backend",
 			setup: func(t *testing.T, tmp string) ([]string, string) {
@@ -96,7 +96,7 @@ func TestBadInput(t *testing.T) {
 		},
 		{name: "unknown command", setup: func(t *testing.T, tmp string) ([]string, string) {
 			return []string{"frobnicate", "--campaign", filepath.Join(tmp, "x")}, filepath.Join(tmp, "x")
-		}},
+		}, want: "frobnicate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +104,7 @@ func TestBadInput(t *testing.T) {
 			args, untouched := tt.setup(t, t.TempDir())
 			before := fingerprint(t, untouched)
 			r := sj(t, "", args...)
+			t.Logf("%s", strings.TrimSpace(r.stderr))
 			checkInvalid(t, r, tt.want)
 			if after := fingerprint(t, untouched); after != before {
 				t.Errorf("%s changed although the input was refused:\nbefore:\n%s\nafter:\n%s", untouched, before, after)

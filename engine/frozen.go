@@ -14,6 +14,7 @@ func CheckFrozen(k Contract, r Request) error {
 		{"model", k.Model, r.Model},
 		{"judge model", k.JudgeModel, r.JudgeModel},
 		{"executable", k.Executable, r.Executable},
+		{"provider config", k.ProviderConfig, r.ProviderConfig},
 		{"execution backend", string(k.ExecutionBackend), r.ExecutionBackend},
 		{"capabilities", k.Capabilities, r.Capabilities},
 		{"completion policy", k.CompletionPolicy, r.CompletionPolicy},

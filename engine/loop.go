@@ -136,7 +136,9 @@ func (sv *Supervisor) workerTurn(ctx context.Context) string {
 	turn := provider.Turn{
 		Role: provider.RoleWorker, Number: st.Turn, Prompt: prompt, Dir: sv.c.Research(),
 		LogDir: filepath.Join(sv.c.Supervisor(), fmt.Sprintf("turn-%05d", st.Turn)),
-		Env:    sv.agentEnv(true), Timeout: sv.turnAllowance(), Cursor: st.WorkerCursor,
+		Env:    sv.agentEnv(true), Timeout: sv.turnAllowance(), Cursor: st.WorkerCursor, Model: sv.k.Model,
+		Tools: LabTools(), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
+		MCPCommand: []string{sv.opt.SelfExe, "mcp", "--campaign", sv.c.Dir},
 	}
 	sv.setActivity(ctx, fmt.Sprintf("agent turn %d", st.Turn))
 	out, stop, err := sv.runTurn(ctx, turn)
@@ -146,6 +148,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) string {
 	if err != nil {
 		return sv.harnessError(ctx, err)
 	}
+	sv.recordUsage(ctx, out, fmt.Sprintf("worker-turn-%d", st.Turn))
 	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
 		st.LastPromptSeq = lastSeq
 		if out.Cursor != "" {

@@ -116,7 +116,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	}
 	sv.setActivity(ctx, "independent review of "+r.Claim)
 	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
-		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance()}
+		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}
 	out, stop, err := sv.runTurn(ctx, turn)
 	switch {
 	case stop != "":
@@ -126,6 +126,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	case out.Failure != nil:
 		return sv.providerFailure(ctx, out)
 	}
+	sv.recordUsage(ctx, out, filepath.Base(dir))
 	sv.providerRecovered(ctx)
 	v, err := ParseVerdict(out.LastLine, r, claims[r.Claim])
 	if err != nil {

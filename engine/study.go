@@ -34,6 +34,7 @@ type Request struct {
 	Model            string
 	JudgeModel       string
 	Executable       string
+	ProviderConfig   string
 	ExecutionBackend string
 	Capabilities     string
 	CompletionPolicy string
@@ -123,8 +124,14 @@ func resolveExecutable(r *Request) error {
 		if r.Model == "" {
 			r.Model = "scripted-demo"
 		}
-	default:
-		return fmt.Errorf("--backend %s is not available in this build yet; use command or scripted: %w", r.AgentBackend, ErrInvalid)
+	case "codex":
+		if err := resolveCodex(r); err != nil {
+			return err
+		}
+	case "api":
+		if err := resolveAPI(r); err != nil {
+			return err
+		}
 	}
 	if r.JudgeModel == "" {
 		r.JudgeModel = r.Model
@@ -156,7 +163,7 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 	now := time.Now().UTC().Truncate(time.Second)
 	k := Contract{
 		Mode: r.Mode, AgentBackend: r.AgentBackend, Model: r.Model, JudgeModel: r.JudgeModel,
-		Executable: r.Executable, ExecutionBackend: report.Selected, ExecutionProbe: report,
+		Executable: r.Executable, ProviderConfig: r.ProviderConfig, ExecutionBackend: report.Selected, ExecutionProbe: report,
 		CapabilityHashes: map[string]string{}, HypothesisSHA256: hyp.sha, InstructionsSHA256: ins.sha,
 		CompletionPolicy: r.CompletionPolicy, WallSeconds: r.WallSeconds, TurnSeconds: r.TurnSeconds,
 		CreatedAt: now, Deadline: now.Add(time.Duration(r.WallSeconds) * time.Second),

@@ -37,6 +37,7 @@ type Contract struct {
 	Model              string            `json:"model"`
 	JudgeModel         string            `json:"judge_model"`
 	Executable         string            `json:"executable"`
+	ProviderConfig     string            `json:"provider_config,omitempty"` // path of the api connection file, never its content
 	ExecutionBackend   sandbox.Backend   `json:"execution_backend"`
 	ExecutionProbe     sandbox.Report    `json:"execution_probe"`
 	Capabilities       string            `json:"capabilities,omitempty"`

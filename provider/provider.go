@@ -21,18 +21,39 @@ type Turn struct {
 	Env     map[string]string // variables set on top of the inherited environment
 	Timeout time.Duration     // the turn allowance; a turn cut at it is a checkpoint, not a failure
 	Cursor  string            // thread to resume (worker turns of session-keeping agents)
+	Model   string            // the model of this turn (the judge model for reviewers)
+
+	// Tools are the lab calls an in-process agent (the api backend) may use,
+	// from the one lab schema; CallTool runs one and returns its JSON result.
+	// Reviewer turns get none: the reviewer is tool-free.
+	Tools    []Tool
+	CallTool func(ctx context.Context, name string, args []byte) (string, error)
+	// Study is the campaign folder (worker turns); MCPCommand is the argv of
+	// the lab MCP server for this study, for agents that speak MCP.
+	Study      string
+	MCPCommand []string
+}
+
+// Tool is one function an agent may call.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // JSON Schema of the arguments
 }
 
 // Outcome is what a turn produced.
 type Outcome struct {
-	ExitCode                  int
-	TimedOut                  bool
-	Duration                  time.Duration
-	LastLine                  string // the last non-empty stdout line (a reviewer's verdict)
-	StdoutTail                string
-	StderrTail                string
-	Cursor                    string // the thread to resume next time, if any
-	Failure                   *Failure
+	ExitCode   int
+	TimedOut   bool
+	Duration   time.Duration
+	LastLine   string // the last non-empty stdout line (a reviewer's verdict)
+	StdoutTail string
+	StderrTail string
+	Cursor     string // the thread to resume next time, if any
+	Failure    *Failure
+	// Usage of this turn's thread: running totals for a resumed thread
+	// (they replace the thread's earlier figures); nil when unknown.
+	Thread                    string
 	InputTokens, OutputTokens *int64
 }
 

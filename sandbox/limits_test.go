@@ -84,9 +84,6 @@ func TestLimitsApplied(t *testing.T) {
 				"Max file size             5242880              5242880",
 				"Max core file size        0                    0",
 				"Max address space         " + as}
-			if bc.backend == ProotCooperative {
-				want[1] = "Max file size             5242880              5242880"
-			}
 			for _, w := range want {
 				if !strings.Contains(res.StdoutTail, w) {
 					t.Errorf("limits lack %q:\n%s", w, res.StdoutTail)

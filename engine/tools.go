@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+
+	"github.com/simjecture/simjecture/provider"
+	"github.com/simjecture/simjecture/store"
+)
+
+// LabTools renders the lab calls as agent tools, from the one lab schema.
+func LabTools() []provider.Tool {
+	tools := make([]provider.Tool, 0, len(LabCalls))
+	for _, c := range LabCalls {
+		tools = append(tools, provider.Tool{Name: c.Name, Description: c.Description, Parameters: c.JSONSchema()})
+	}
+	return tools
+}
+
+// labCaller runs lab calls in process for agents that call tools directly;
+// errors come back as the same {"ok":false,"error":…} object the CLI prints.
+func labCaller(c Campaign, s *store.Store, memMB int64) func(context.Context, string, []byte) (string, error) {
+	lab := &Lab{C: c, S: s, Cores: runtime.NumCPU(), MemMB: memMB}
+	return func(ctx context.Context, name string, args []byte) (string, error) {
+		result, err := lab.Call(ctx, name, args)
+		var body []byte
+		if err != nil {
+			body, _ = json.Marshal(map[string]any{"ok": false, "error": err.Error()})
+		} else {
+			body, _ = json.Marshal(map[string]any{"ok": true, "result": result})
+		}
+		return string(body), nil
+	}
+}
+
+// recordUsage keeps a turn's token totals per thread: a resumed thread
+// reports running totals, so they replace the thread's earlier figures.
+func (sv *Supervisor) recordUsage(ctx context.Context, out provider.Outcome, fallback string) {
+	if out.InputTokens == nil && out.OutputTokens == nil {
+		return
+	}
+	thread := out.Thread
+	if thread == "" {
+		thread = fallback
+	}
+	_ = sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if err := tx.PutUsage(thread, out.InputTokens, out.OutputTokens); err != nil {
+			return err
+		}
+		_, err := tx.Append("usage", map[string]any{"thread": thread, "input_tokens": out.InputTokens, "output_tokens": out.OutputTokens})
+		return err
+	})
+}
