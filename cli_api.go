@@ -7,11 +7,6 @@ import (
 	"github.com/simjecture/simjecture/provider"
 )
 
-// codexAgent builds the Codex CLI agent of a study.
-func codexAgent(k engine.Contract) (provider.Agent, error) {
-	return nil, fmt.Errorf("the codex backend is not in this build yet: %w", engine.ErrInvalid)
-}
-
 // apiAgent builds the OpenAI-compatible API agent of a study.
 func apiAgent(k engine.Contract) (provider.Agent, error) {
 	return nil, fmt.Errorf("the api backend is not in this build yet: %w", engine.ErrInvalid)
