@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // canonicalJSON encodes v with sorted keys and no HTML escaping: maps are
@@ -15,4 +16,11 @@ func canonicalJSON(v any) []byte {
 		panic("canonical json: " + err.Error()) // identities are built from plain values
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+func decodeJSON(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	return nil
 }

@@ -112,8 +112,8 @@ func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
 func (sv *Supervisor) activeExperiments(ctx context.Context) (int, error) {
 	var n int
 	err := sv.s.Read(ctx, func(tx *store.Tx) error {
-		docs, err := tx.ListDocs(store.Experiments, ExpQueued, ExpRunning)
-		n = len(docs)
+		counts, err := tx.CountByStatus(store.Experiments)
+		n = counts[ExpQueued] + counts[ExpRunning]
 		return err
 	})
 	return n, err
@@ -184,14 +184,16 @@ func (sv *Supervisor) turnStart(ctx context.Context) (SupervisorState, int, erro
 func countRecords(tx *store.Tx) (int, error) {
 	n := 0
 	for _, k := range []store.Kind{store.Experiments, store.Claims, store.Reviews} {
-		docs, err := tx.ListDocs(k)
+		counts, err := tx.CountByStatus(k)
 		if err != nil {
 			return 0, err
 		}
-		n += len(docs)
+		for _, c := range counts {
+			n += c
+		}
 	}
-	notes, err := tx.ListNotes()
-	return n + len(notes), err
+	notes, err := tx.CountNotes()
+	return n + notes, err
 }
 
 // runTurn runs a turn while checking the boundary; a boundary stops the turn.

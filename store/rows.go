@@ -273,3 +273,34 @@ func nullable(p *int64) any {
 	}
 	return *p
 }
+
+// CountByStatus counts a table's documents per status.
+func (t *Tx) CountByStatus(k Kind) (map[string]int, error) {
+	if _, err := k.column(); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT status, count(*) FROM "+string(k)+" GROUP BY status")
+	if err != nil {
+		return nil, fmt.Errorf("count %s: %w", k, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, fmt.Errorf("count %s: %w", k, err)
+		}
+		out[s] = n
+	}
+	return out, rows.Err()
+}
+
+// CountNotes counts the notes.
+func (t *Tx) CountNotes() (int, error) {
+	var n int
+	if err := t.tx.QueryRowContext(t.ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count notes: %w", err)
+	}
+	return n, nil
+}

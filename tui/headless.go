@@ -100,11 +100,11 @@ func (h *Headless) Drain(ctx context.Context) error {
 
 // Redraw prints the status line if it changed.
 func (h *Headless) Redraw(ctx context.Context) {
-	snap, err := h.View.Snapshot(ctx)
+	sum, err := h.View.Summary(ctx)
 	if err != nil {
 		return
 	}
-	line := StatusLine(snap, time.Now())
+	line := SummaryLine(sum, time.Now())
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if line == h.last {
@@ -129,23 +129,15 @@ func (h *Headless) Finish(ctx context.Context, final string) {
 
 // StatusLine renders the one-line summary of a study.
 func StatusLine(s engine.Snapshot, now time.Time) string {
-	var run, done, failed int
-	for _, e := range s.Experiments {
-		switch e.Status {
-		case engine.ExpRunning, engine.ExpQueued:
-			run++
-		case engine.ExpSucceeded:
-			done++
-		default:
-			failed++
-		}
-	}
-	queued := 0
-	for _, r := range s.Reviews {
-		if r.Status == "queued" {
-			queued++
-		}
-	}
+	return SummaryLine(engine.Summarize(s), now)
+}
+
+// SummaryLine renders the one-line summary of a study from its counts.
+func SummaryLine(s engine.Summary, now time.Time) string {
+	e := s.Experiments
+	run := e[engine.ExpRunning] + e[engine.ExpQueued]
+	done := e[engine.ExpSucceeded]
+	failed := e[engine.ExpFailed] + e[engine.ExpTimedOut] + e[engine.ExpCancelled] + e[engine.ExpInterrupted]
 	activity := s.Activity
 	if p := s.Provider; p.NextRetryAt != nil {
 		activity = fmt.Sprintf("Reconnecting provider (attempt %d, %ds to retry)", p.ConsecutiveFailures,
@@ -157,7 +149,7 @@ func StatusLine(s engine.Snapshot, now time.Time) string {
 		fmt.Sprintf("%s · %s", s.Status, activity),
 		fmt.Sprintf("%02d:%02d elapsed · %dm left", int(elapsed.Minutes()), int(elapsed.Seconds())%60, s.RemainingSeconds/60),
 		fmt.Sprintf("jobs %d running / %d done / %d failed", run, done, failed),
-		fmt.Sprintf("reviews %d queued · claims %s", queued, claimSummary(s.Claims)),
+		fmt.Sprintf("reviews %d queued · claims %s", s.Reviews["queued"], claimSummary(s.Claims)),
 		"tokens " + tokens(s.Usage) + fmt.Sprintf(" · provider wait %.1fm", s.Provider.WaitSeconds/60),
 	}
 	return strings.Join(parts, " | ")

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// Summary is a study's state without its receipt, review and note lists:
+// cheap to read however many experiments the study has.
+type Summary struct {
+	Snapshot                   // Experiments, Reviews and Notes are empty
+	Experiments map[string]int `json:"experiment_counts"` // by status
+	Reviews     map[string]int `json:"review_counts"`     // by status
+}
+
+// Summarize counts the lists of a full snapshot.
+func Summarize(s Snapshot) Summary {
+	sum := Summary{Snapshot: s, Experiments: map[string]int{}, Reviews: map[string]int{}}
+	for _, e := range s.Experiments {
+		sum.Experiments[e.Status]++
+	}
+	for _, r := range s.Reviews {
+		sum.Reviews[r.Status]++
+	}
+	sum.Snapshot.Experiments, sum.Snapshot.Reviews, sum.Snapshot.Notes = nil, nil, nil
+	return sum
+}
+
+// Summary reads the study's summary in one consistent read.
+func (v *View) Summary(ctx context.Context) (Summary, error) {
+	var sum Summary
+	err := v.s.Read(ctx, func(tx *store.Tx) error {
+		row, err := tx.GetStudy()
+		if err != nil {
+			return err
+		}
+		var k Contract
+		if err := decodeJSON(row.ContractJSON, &k); err != nil {
+			return err
+		}
+		st, err := getState(tx)
+		if err != nil {
+			return err
+		}
+		fillFromContract(&sum.Snapshot, k)
+		s := &sum.Snapshot
+		s.Status, s.Activity, s.Turn, s.Provider, s.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
+		if s.Usage.InputTokens, s.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
+			return err
+		}
+		if sum.Experiments, err = tx.CountByStatus(store.Experiments); err != nil {
+			return err
+		}
+		if sum.Reviews, err = tx.CountByStatus(store.Reviews); err != nil {
+			return err
+		}
+		s.Claims, err = listDocs[Claim](tx, store.Claims)
+		return err
+	})
+	if err != nil {
+		return sum, fmt.Errorf("read study: %w", err)
+	}
+	sum.Campaign = v.c.Dir
+	if sum.Status == StatusRunning && !Owned(v.c) {
+		sum.Status = StatusInterrupted
+	}
+	return sum, nil
+}
