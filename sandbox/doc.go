@@ -17,9 +17,9 @@
 // checking each copy against its recorded hash, and then starts our own
 // binary in a hidden helper mode (HelperArg, dispatched by main through
 // HelperMain). The helper is a child subreaper with PR_SET_PDEATHSIG: it
-// starts the target in a new session through a second re-exec stage
-// (HelperExecArg) that sets RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and
-// RLIMIT_CORE and execs the backend's launcher. The helper samples the
+// starts the backend's launcher in a new session behind a start barrier (a
+// /bin/sh blocked on a pipe), sets its RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS
+// and RLIMIT_CORE with prlimit(2), and only then lets it exec the launcher. The helper samples the
 // resident memory of the whole process tree every 50 ms, measures the
 // workspace about every 500 ms, enforces the wall-time limit (SIGTERM, 2 s,
 // SIGKILL), remembers every descendant by pid and start time, and kills every

@@ -2,11 +2,8 @@ package sandbox
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
@@ -42,16 +39,12 @@ type helperReport struct {
 
 // HelperMain runs the hidden helper modes of our binary and returns the exit
 // code. args are the arguments after HelperArg (a leading HelperArg is
-// tolerated). With HelperExecArg first it is the exec stage: set the rlimits
-// and become the target. Otherwise it is the runner: start the target through
-// the exec stage in its own session, watch its process tree, enforce the
-// limits, kill every descendant at the end and print one JSON line.
+// tolerated). It starts the target in its own session behind a start barrier
+// (see launch), sets the target's rlimits, watches its process tree, enforces
+// the limits, kills every descendant at the end and prints one JSON line.
 func HelperMain(args []string) int {
 	if len(args) > 0 && args[0] == HelperArg {
 		args = args[1:]
-	}
-	if len(args) > 0 && args[0] == HelperExecArg {
-		return execStage(args[1:])
 	}
 	cfg, err := parseHelperArgs(args)
 	if err != nil {
@@ -75,41 +68,11 @@ func HelperMain(args []string) int {
 	return 0
 }
 
-// execStage sets the limits on itself and replaces itself with the target.
-func execStage(args []string) int {
-	var cpu, fsize, as uint64
-	var parent int
-	fs := flag.NewFlagSet(HelperExecArg, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	limitFlags(fs, &cpu, &fsize, &as)
-	fs.IntVar(&parent, "parent-pid", 0, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "sandbox exec: bad arguments")
-		return exitUsage
-	}
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
-	if parent > 0 && os.Getppid() != parent {
-		return exitParentGone
-	}
-	if err := setLimits(cpu, fsize, as); err != nil {
-		fmt.Fprintln(os.Stderr, "sandbox exec:", err)
-		return exitNoExec
-	}
-	argv := fs.Args()
-	path, err := exec.LookPath(argv[0])
-	if err == nil {
-		err = syscall.Exec(path, argv, os.Environ())
-	}
-	fmt.Fprintf(os.Stderr, "sandbox: cannot execute %s: %v\n", argv[0], err)
-	return exitNoExec
-}
-
 // setLimits applies RLIMIT_CPU (soft cpu, hard cpu+1), RLIMIT_FSIZE,
-// RLIMIT_AS and RLIMIT_CORE=0. A zero value leaves that limit alone. Limits
-// are clamped to the current hard limit, which an unprivileged process
-// cannot raise. RLIMIT_NOFILE is never touched, so Go still restores the
-// original NOFILE soft limit on exec.
-func setLimits(cpu, fsize, as uint64) error {
+// RLIMIT_AS and RLIMIT_CORE=0 to process pid (prlimit(2)). A zero value
+// leaves that limit alone. Limits are clamped to the current hard limit,
+// which an unprivileged process cannot raise. RLIMIT_NOFILE is never touched.
+func setLimits(pid int, cpu, fsize, as uint64) error {
 	type lim struct {
 		res        int
 		soft, hard uint64
@@ -126,43 +89,58 @@ func setLimits(cpu, fsize, as uint64) error {
 	}
 	for _, l := range all {
 		var cur unix.Rlimit
-		if err := unix.Getrlimit(l.res, &cur); err != nil {
-			return fmt.Errorf("getrlimit %d: %w", l.res, err)
+		if err := unix.Prlimit(pid, l.res, nil, &cur); err != nil {
+			return fmt.Errorf("prlimit %d: %w", l.res, err)
 		}
 		r := unix.Rlimit{Cur: min(l.soft, cur.Max), Max: min(l.hard, cur.Max)}
-		if err := unix.Setrlimit(l.res, &r); err != nil {
-			return fmt.Errorf("setrlimit %d: %w", l.res, err)
+		if err := unix.Prlimit(pid, l.res, &r, nil); err != nil {
+			return fmt.Errorf("prlimit %d: %w", l.res, err)
 		}
 	}
 	return nil
 }
 
-// launch starts the exec stage in a new session with the target's clean
-// environment, stdin from /dev/null and stdout/stderr to the log files.
+// startBarrier is the script of the start barrier: /bin/sh waits for one
+// line on fd 3 (written once the limits are set), closes it and becomes the
+// target. If the helper dies first, the read fails and the target never runs.
+const startBarrier = `read _ <&3 || exit 125; exec "$@" 3<&-`
+
+// launch starts the target in a new session with the target's clean
+// environment, stdin from /dev/null and stdout/stderr to the log files. The
+// target starts behind a barrier (a /bin/sh waiting on a pipe) so that its
+// rlimits are set with prlimit(2) before any of its code runs; the parent-
+// death signal (SIGKILL) is set at fork and survives the exec. This costs a
+// shell start instead of a second start of our own (much larger) binary.
 func (w *watchdog) launch() error {
 	files, err := openStdio(w.cfg.stdout, w.cfg.stderr)
 	if err != nil {
 		return err
 	}
 	defer closeAll(files)
-	self, err := os.Executable()
+	gate, release, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("helper: %w", err)
 	}
-	argv := []string{self, HelperArg, HelperExecArg,
-		"--parent-pid", strconv.Itoa(w.self),
-		"--cpu", strconv.FormatUint(w.cfg.cpuLimit, 10),
-		"--fsize", strconv.FormatUint(w.cfg.fsizeLimit, 10),
-		"--as", strconv.FormatUint(w.cfg.asLimit, 10), "--"}
+	defer gate.Close()
+	defer release.Close()
+	argv := append([]string{"/bin/sh", "-c", startBarrier, "simjecture-experiment"}, w.cfg.argv...)
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	w.cg.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
-		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}}
-	pid, err := syscall.ForkExec(self, append(argv, w.cfg.argv...), attr)
+		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), gate.Fd()}}
+	pid, err := syscall.ForkExec("/bin/sh", argv, attr)
 	if err != nil {
 		return fmt.Errorf("helper: start: %w", err)
 	}
 	w.target = pid
+	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return fmt.Errorf("helper: %w", err)
+	}
+	if _, err := release.Write([]byte("go\n")); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return fmt.Errorf("helper: release target: %w", err)
+	}
 	return nil
 }
 

@@ -14,13 +14,7 @@ import (
 //	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
 //		os.Exit(sandbox.HelperMain(os.Args[2:]))
 //	}
-//
-// The exec stage is started as "SelfExe HelperArg HelperExecArg ...", so the
-// one check above covers both stages.
-const (
-	HelperArg     = "__sandbox-runner"
-	HelperExecArg = "__sandbox-exec"
-)
+const HelperArg = "__sandbox-runner"
 
 // helperConfig is what Run tells the helper, passed as flags.
 type helperConfig struct {
