@@ -3,11 +3,41 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/simjecture/simjecture/engine"
+	"github.com/simjecture/simjecture/engine/mcpserver"
 )
 
-// cmdMCP serves the lab calls of a study over MCP on stdio.
-func cmdMCP(_ context.Context, _ []string, io stdio) int {
-	return fail(io, fmt.Errorf("the MCP server is not in this build yet: %w", engine.ErrInvalid))
+// cmdMCP serves the lab calls of a study over MCP on stdio until the client
+// closes stdin (contract section 2: `simjecture mcp --campaign DIR`).
+func cmdMCP(ctx context.Context, args []string, io stdio) int {
+	c, _, code, ok := parseCampaignOnly("mcp", args, io)
+	if !ok {
+		return code
+	}
+	if !c.Exists() {
+		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
+	}
+	s, err := c.Open(ctx)
+	if err != nil {
+		return fail(io, err)
+	}
+	defer s.Close()
+	lab := &engine.Lab{C: c, S: s, Cores: runtime.NumCPU(), MemMB: memoryMB()}
+	if err := mcpserver.Serve(ctx, lab, buildVersion(), &mcp.StdioTransport{}); err != nil {
+		return fail(io, err)
+	}
+	return exitOK
+}
+
+// buildVersion is the module version this binary was built from.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,4 +110,52 @@ func TestDeadlineExits124(t *testing.T) {
 		}
 	}
 	waitGone(t, c.marker, 2*time.Second, "after the deadline")
+}
+
+// TestPauseDuringAgentTurn pauses a study while its worker agent is in the
+// middle of a long turn. The contract's 1 s holds for the agent too: an
+// agent that ignores SIGTERM must not hold the supervisor up.
+func TestPauseDuringAgentTurn(t *testing.T) {
+	t.Parallel()
+	for _, ignore := range []string{"no", "yes"} {
+		t.Run("ignores SIGTERM: "+ignore, func(t *testing.T) {
+			t.Parallel()
+			c := newCampaign(t, "slowturn", "e2e-seconds: 30", "e2e-ignore-term: "+ignore)
+			sup := start(t, c.args(300, 120)...)
+			pidFile := filepath.Join(c.dir, "research", "agent.pid")
+			var pid int
+			waitFor(t, 10*time.Second, "the agent to start its turn", func() bool {
+				if sup.exitedYet() {
+					t.Fatalf("the supervisor exited early:\n%s", sup.result())
+				}
+				b, err := os.ReadFile(pidFile)
+				return err == nil && json.Unmarshal(b, &pid) == nil && pid > 0
+			})
+			t.Cleanup(func() {
+				if alive(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			took, r := control(t, c, sup, "pause")
+			t.Logf("pause during an agent turn: supervisor exited %v after the pause command returned", took.Round(time.Millisecond))
+			if r.code != 0 {
+				t.Errorf("supervisor after pause: want exit 0, got %s", r)
+			}
+			if took > stopLatency {
+				t.Errorf("supervisor exited %v after pause returned, want within %v", took, stopLatency)
+			}
+			if s := status(t, c.dir); s.Status != "paused" {
+				t.Errorf("status after pause = %q, want paused", s.Status)
+			}
+			waitFor(t, 2*time.Second, fmt.Sprintf("the agent (pid %d) to be gone after the supervisor exited", pid), func() bool {
+				return !alive(pid)
+			})
+		})
+	}
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !isZombie(st)
 }

@@ -217,3 +217,28 @@ func statusFingerprint(t *testing.T, dir string) string {
 	b, _ := json.Marshal(m)
 	return fmt.Sprintf("%d keys, %x", len(keys), sha256.Sum256(b))
 }
+
+// TestHelp wants every command's --help to print its usage and exit 0
+// (contract section 2: "Every command has --help").
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"study", "resume", "pause", "cancel", "status", "watch", "verify", "doctor", "demo"} {
+		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
+			r := sj(t, "", cmd, "--help")
+			out := r.stdout + r.stderr
+			if r.code != 0 || !strings.Contains(out, "--") {
+				t.Errorf("%s --help: want exit 0 and the flags, got %s", cmd, r)
+			}
+			for _, l := range lines(out) {
+				if strings.HasPrefix(l, "simjecture: ") {
+					t.Errorf("%s --help printed an error line %q", cmd, l)
+				}
+			}
+		})
+	}
+	r := sj(t, "", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "study") {
+		t.Errorf("simjecture --help: want exit 0 and the list of commands, got %s", r)
+	}
+}

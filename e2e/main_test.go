@@ -104,11 +104,10 @@ func sj(t *testing.T, stdin string, args ...string) result {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start), code: cmd.ProcessState.ExitCode()}
-	if err != nil && cmd.ProcessState == nil {
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
 		t.Fatalf("simjecture %s: %v", strings.Join(args, " "), err)
 	}
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start), code: cmd.ProcessState.ExitCode()}
 	if ctx.Err() != nil {
 		t.Fatalf("simjecture %s did not finish within a minute:\n%s", strings.Join(args, " "), r)
 	}
@@ -201,6 +200,18 @@ type snapshot struct {
 	Experiments      []receipt `json:"experiments"`
 	Claims           []claim   `json:"claims"`
 	Reviews          []review  `json:"reviews"`
+	Notes            []struct {
+		Statement string `json:"statement"`
+	} `json:"notes"`
+}
+
+// notes renders the study's notes (the test agent explains itself there).
+func (s snapshot) notes() string {
+	var b strings.Builder
+	for _, n := range s.Notes {
+		b.WriteString("\n  note: " + n.Statement)
+	}
+	return b.String()
 }
 
 type receipt struct {

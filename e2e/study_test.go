@@ -131,7 +131,7 @@ func TestCommandAgentCompletesStudy(t *testing.T) {
 	}
 	snap := status(t, c.dir)
 	if snap.Status != "completed" {
-		t.Errorf("status = %q, want completed", snap.Status)
+		t.Errorf("status = %q, want completed%s", snap.Status, snap.notes())
 	}
 	if root, _ := snap.claim("root"); root.Status != "supported" {
 		t.Errorf("root claim status = %q, want supported", root.Status)
@@ -235,7 +235,7 @@ func TestKill9DuringExperimentThenResume(t *testing.T) {
 	}
 	snap := status(t, c.dir)
 	if snap.Status != "completed" {
-		t.Errorf("status after resume = %q, want completed", snap.Status)
+		t.Errorf("status after resume = %q, want completed%s", snap.Status, snap.notes())
 	}
 	if e, ok := snap.experiment(first.ID); !ok || e.Status != "interrupted" {
 		t.Errorf("the killed experiment %s: found %v, status %q; want it kept as interrupted", first.ID, ok, e.Status)

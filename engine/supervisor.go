@@ -128,6 +128,9 @@ func (sv *Supervisor) Run(ctx context.Context) (string, error) {
 	if err := sv.begin(ctx); err != nil {
 		return "", err
 	}
+	if err := WriteReports(ctx, sv.c, sv.s); err != nil {
+		return "", err
+	}
 	execCtx, stopExec := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	if conn := listenWake(sv.c); conn != nil {

@@ -13,6 +13,9 @@ operator's instructions of the form "e2e-KEY: VALUE":
                        short replicate (key retry-1) and ask for review
   e2e-mode: busy       always keep one long sleeper running; never review
   e2e-mode: selfpause  ask the supervisor to pause, and exit
+  e2e-mode: slowturn   write its pid to research/agent.pid and sleep
+                       e2e-seconds in the turn itself (ignoring SIGTERM
+                       when e2e-ignore-term: yes)
   e2e-marker: M        a unique string put in the sleeper's argv
   e2e-seconds: S       how long the sleeper sleeps
 
@@ -25,8 +28,10 @@ the recorded numbers and prints the verdict as its last stdout line.
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 SIM = '''import argparse, json
 p = argparse.ArgumentParser()
@@ -191,6 +196,14 @@ def worker():
     if mode == "selfpause":
         subprocess.run([os.environ["SIMJECTURE_BIN"], "pause", "--campaign", study],
                        stdout=sys.stderr, stderr=sys.stderr, check=True)
+        return
+    if mode == "slowturn":
+        if cfg.get("ignore-term") == "yes":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with open("agent.pid.tmp", "w") as f:
+            f.write("%d\n" % os.getpid())
+        os.rename("agent.pid.tmp", "agent.pid")
+        time.sleep(float(cfg.get("seconds", "30")))
         return
     snap = lab("status", {})
     if root_status(snap) == "supported":
