@@ -9,6 +9,9 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -120,37 +123,46 @@ func cmdWatch(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	defer v.Close()
-	err = v.Follow(ctx, 0, func(ev engine.Event) error {
+	var printed atomic.Int64
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Go(func() { stopWhenIdle(wctx, c, v, &printed, stop) })
+	err = v.Follow(wctx, 0, func(ev engine.Event) error {
 		if flags["jsonl"] {
 			b, _ := json.Marshal(ev)
 			fmt.Fprintf(io.out, "%s\n", b)
 		} else {
 			fmt.Fprintf(io.out, "%s %-28s %s\n", ev.Time, ev.Type, ev.Payload)
 		}
-		return stopWatching(ctx, v, ev)
+		printed.Store(ev.Seq)
+		return nil
 	})
-	if err != nil && !errors.Is(err, errStopped) {
+	stop()
+	wg.Wait()
+	if err != nil {
 		return fail(io, err)
 	}
 	return exitOK
 }
 
-var errStopped = errors.New("study stopped")
-
-// stopWatching ends watch once the study has stopped and no supervisor runs it.
-func stopWatching(ctx context.Context, v *engine.View, ev engine.Event) error {
-	if ev.Type != "study_state" {
-		return nil
+// stopWhenIdle ends watch once every event is printed and no supervisor
+// owns the study (it stopped, or it was never running).
+func stopWhenIdle(ctx context.Context, c engine.Campaign, v *engine.View, printed *atomic.Int64, stop func()) {
+	t := time.NewTicker(300 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		last, err := v.LastSeq(ctx)
+		if err == nil && printed.Load() >= last && !engine.Owned(c) {
+			stop()
+			return
+		}
 	}
-	var p struct{ Status string }
-	_ = json.Unmarshal(ev.Payload, &p)
-	if p.Status == engine.StatusRunning {
-		return nil
-	}
-	if last, _ := v.LastSeq(ctx); last > ev.Seq {
-		return nil
-	}
-	return errStopped
 }
 
 func cmdVerify(ctx context.Context, args []string, io stdio) int {
