@@ -58,7 +58,7 @@ func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
 	fs.BoolVar(&f.batch, "batch", false, "run headless")
 	fs.BoolVar(&f.jsonl, "jsonl", false, "with --batch: one JSON event per line on stdout")
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%v: %w", err, errUsage)
+		return nil, fmt.Errorf("%w: %w", err, errUsage)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage)

@@ -193,6 +193,10 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("lab", io)
 	campaign := fs.String("campaign", os.Getenv("SIMJECTURE_STUDY"), "campaign folder (default $SIMJECTURE_STUDY)")
 	fs.SetInterspersed(true)
+	fs.Usage = func() { labUsage(io) }
+	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		return labFail(io, fmt.Errorf("usage: simjecture lab CALL (one of %s) with JSON on stdin", strings.Join(engine.CallNames(), ", ")))
 	}
@@ -226,6 +230,13 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 	}
 	_ = json.NewEncoder(io.out).Encode(map[string]any{"ok": true, "result": result})
 	return exitOK
+}
+
+func labUsage(io stdio) {
+	fmt.Fprintln(io.err, "Usage: simjecture lab CALL [--campaign DIR] < args.json\n\nOne JSON object on stdin; one JSON object on stdout: {\"ok\":true,\"result\":…} or {\"ok\":false,\"error\":…} (exit 1).\nThe study is $SIMJECTURE_STUDY or --campaign.\n\nCalls:")
+	for _, c := range engine.LabCalls {
+		fmt.Fprintf(io.err, "  %-14s %s\n", c.Name, c.Description)
+	}
 }
 
 func labFail(io stdio, err error) int {

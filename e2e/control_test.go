@@ -159,3 +159,27 @@ func alive(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !isZombie(st)
 }
+
+// TestCancelExperimentIgnoringSIGTERM cancels a study whose running
+// experiment ignores SIGTERM: the contract's 1 s still holds, and the
+// experiment must not outlive the supervisor.
+func TestCancelExperimentIgnoringSIGTERM(t *testing.T) {
+	t.Parallel()
+	c := newCampaign(t, "busy", "e2e-seconds: 30", "e2e-ignore-term: yes")
+	reapMarker(t, c.marker)
+	sup := start(t, c.args(300, 120)...)
+	running := waitRunning(t, c, sup, "")
+	took, r := control(t, c, sup, "cancel")
+	t.Logf("cancel with an experiment ignoring SIGTERM: supervisor exited %v after the cancel command returned", took.Round(time.Millisecond))
+	if r.code != 0 {
+		t.Errorf("supervisor after cancel: want exit 0, got %s", r)
+	}
+	if took > stopLatency {
+		t.Errorf("supervisor exited %v after cancel returned, want within %v", took, stopLatency)
+	}
+	snap := status(t, c.dir)
+	if e, _ := snap.experiment(running.ID); snap.Status != "cancelled" || e.Status != "cancelled" {
+		t.Errorf("after cancel: study %q, experiment %q; want both cancelled", snap.Status, e.Status)
+	}
+	waitGone(t, c.marker, time.Second, "after the supervisor exited on cancel")
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,7 +257,8 @@ func TestKill9DuringExperimentThenResume(t *testing.T) {
 }
 
 // waitRunning waits until status shows an experiment (other than skip)
-// running and a process carrying the campaign's marker exists.
+// running and the experiment's own program (python3 sleep.py, carrying
+// the campaign's marker) runs, not only its sandbox launcher.
 func waitRunning(t *testing.T, c campaign, sup *bg, skip string) receipt {
 	t.Helper()
 	var running receipt
@@ -269,7 +271,7 @@ func waitRunning(t *testing.T, c campaign, sup *bg, skip string) receipt {
 			return false
 		}
 		for _, e := range snap.withStatus("running") {
-			if e.ID != skip && len(procsWith(c.marker)) > 0 {
+			if e.ID != skip && len(sleepers(c.marker)) > 0 {
 				running = e
 				return true
 			}
@@ -293,4 +295,18 @@ func waitGone(t *testing.T, marker string, timeout time.Duration, when string) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// sleepers lists the python processes of sleep.py experiments carrying
+// marker.
+func sleepers(marker string) []int {
+	var out []int
+	for _, pid := range procsWith(marker) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv := strings.Split(string(cmdline), "\x00")
+		if len(argv) > 1 && strings.Contains(filepath.Base(argv[0]), "python") && strings.HasSuffix(argv[1], "sleep.py") {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -41,6 +41,13 @@ func (c Campaign) Experiments() string { return filepath.Join(c.Dir, "experiment
 // ArtifactDir is where one experiment's collected files go.
 func (c Campaign) ArtifactDir(id string) string { return filepath.Join(c.Experiments(), id) }
 
+// Place sets a receipt's artifact_dir from the campaign's current folder, so
+// a campaign that was moved or copied still points at its own files.
+func (c Campaign) Place(r Receipt) Receipt {
+	r.ArtifactDir = c.ArtifactDir(r.ID)
+	return r
+}
+
 // Sealed is the content-addressed copy of every source and input at submission.
 func (c Campaign) Sealed() string { return filepath.Join(c.Dir, "sealed") }
 

@@ -215,7 +215,7 @@ func (e *executor) spec(r Receipt) sandbox.Spec {
 	}
 	sort.Slice(sealed, func(i, j int) bool { return sealed[i].Rel < sealed[j].Rel })
 	return sandbox.Spec{
-		Backend: e.backend, SelfExe: e.selfExe, RunDir: e.c.Scratch() + "/" + r.ID, ArtifactDir: r.ArtifactDir,
+		Backend: e.backend, SelfExe: e.selfExe, RunDir: e.c.Scratch() + "/" + r.ID, ArtifactDir: e.c.ArtifactDir(r.ID),
 		Sealed: sealed, Command: commandFor(r), Outputs: r.Outputs,
 		Env:            map[string]string{"SIMJECTURE_EXPERIMENT": r.ID, "SIMJECTURE_CPU_SLOTS": fmt.Sprint(r.Resources.CPUs)},
 		Timeout:        time.Duration(r.Timeout * float64(time.Second)),
@@ -257,6 +257,12 @@ func finishReceipt(r Receipt, res sandbox.Result, err error) Receipt {
 		r.LimitExceeded = &l
 	}
 	r.Artifacts, r.RejectedOutputs, r.Containment = res.Artifacts, res.RejectedOutputs, res.Containment
+	if r.RejectedOutputs == nil {
+		r.RejectedOutputs = []sandbox.Rejected{}
+	}
+	if r.Artifacts == nil {
+		r.Artifacts = map[string]sandbox.Artifact{}
+	}
 	r.MissingOutputs, r.InputMutations = nonNil(res.MissingOutputs), nonNil(res.InputMutations)
 	r.StdoutTail, r.StderrTail = res.StdoutTail, res.StderrTail
 	r.Status = statusOf(r, res)

@@ -76,7 +76,7 @@ func (l *Lab) receipt(ctx context.Context, id string) (Receipt, error) {
 		r, err = getReceipt(tx, id)
 		return err
 	})
-	return r, err
+	return l.C.Place(r), err
 }
 
 func getReceipt(tx *store.Tx, id string) (Receipt, error) {
@@ -89,11 +89,7 @@ func getReceipt(tx *store.Tx, id string) (Receipt, error) {
 }
 
 func putReceipt(tx *store.Tx, r Receipt) (bool, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return false, fmt.Errorf("encode receipt: %w", err)
-	}
-	return tx.PutDoc(store.Experiments, r.ID, r.Status, b)
+	return putRecord(tx, store.Experiments, r.ID, r.Status, r)
 }
 
 // CancelArgs are the arguments of lab cancel.
@@ -129,7 +125,7 @@ func (l *Lab) Cancel(ctx context.Context, a CancelArgs) (any, error) {
 		_, err = tx.Append("experiment_cancel_requested", map[string]string{"experiment": r.ID, "reason": reason})
 		return err
 	})
-	return r, err
+	return l.C.Place(r), err
 }
 
 // NoteArgs are the arguments of lab note.

@@ -77,11 +77,7 @@ func getClaim(tx *store.Tx, id string) (Claim, error) {
 }
 
 func putClaim(tx *store.Tx, c Claim) error {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("encode claim: %w", err)
-	}
-	_, err = tx.PutDoc(store.Claims, c.ID, c.Status, b)
+	_, err := putRecord(tx, store.Claims, c.ID, c.Status, c)
 	return err
 }
 
@@ -166,10 +162,6 @@ func getReview(tx *store.Tx, id string) (Review, error) {
 }
 
 func putReview(tx *store.Tx, r Review) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode review: %w", err)
-	}
-	_, err = tx.PutDoc(store.Reviews, r.ID, r.Status, b)
+	_, err := putRecord(tx, store.Reviews, r.ID, r.Status, r)
 	return err
 }

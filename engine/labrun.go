@@ -64,7 +64,7 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return l.C.Place(r), nil
 }
 
 func (l *Lab) prepareRun(a RunArgs) (Receipt, error) {
@@ -114,7 +114,7 @@ func (l *Lab) newReceipt(a RunArgs, stage string, outputs []string, inputs map[s
 		ID: id, Status: ExpQueued, Machine: "local", Source: src, Args: args, Stage: stage,
 		Purpose: a.Purpose, Commitment: a.Commitment, Key: a.Key, Timeout: timeout, Resources: res,
 		Inputs: inputs, Outputs: outputs, Artifacts: map[string]sandbox.Artifact{},
-		MissingOutputs: []string{}, RejectedOutputs: nil, InputMutations: []string{},
+		MissingOutputs: []string{}, RejectedOutputs: []sandbox.Rejected{}, InputMutations: []string{},
 		ArtifactDir: l.C.ArtifactDir(id), CreatedAt: time.Now().UTC(),
 	}, nil
 }

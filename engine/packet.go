@@ -34,7 +34,7 @@ func (sv *Supervisor) buildPacket(ctx context.Context, r Review, claims map[stri
 				p.Excluded = append(p.Excluded, ExcludedExp{ID: id, Reason: reason})
 				continue
 			}
-			p.Experiments = append(p.Experiments, rec)
+			p.Experiments = append(p.Experiments, sv.c.Place(rec))
 		}
 		return nil
 	})

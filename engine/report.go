@@ -14,7 +14,8 @@ import (
 // Report is report.json: the snapshot plus the audit of what was accepted.
 type Report struct {
 	Snapshot
-	Audit Audit `json:"audit"`
+	Audit     Audit     `json:"audit"`
+	EventHead EventHead `json:"event_head"` // the newest event when this was written
 }
 
 // Audit says what the study established, in the reviewer's words only.
@@ -32,6 +33,14 @@ func WriteReports(ctx context.Context, c Campaign, s *store.Store) error {
 		return err
 	}
 	rep := Report{Snapshot: snap, Audit: audit(snap)}
+	err = s.Read(ctx, func(tx *store.Tx) error {
+		head, err := tx.Head()
+		rep.EventHead = EventHead{Seq: head.Seq, Hash: head.Hash}
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)

@@ -22,6 +22,9 @@ func LoadSnapshot(ctx context.Context, c Campaign, s *store.Store) (Snapshot, er
 		return snap, fmt.Errorf("read study: %w", err)
 	}
 	snap.Campaign = c.Dir
+	for i := range snap.Experiments {
+		snap.Experiments[i] = c.Place(snap.Experiments[i])
+	}
 	if snap.Status == StatusRunning && !Owned(c) {
 		snap.Status = StatusInterrupted
 	}
@@ -92,11 +95,12 @@ func listNotes(tx *store.Tx) ([]Note, error) {
 		return nil, err
 	}
 	out := make([]Note, 0, len(raw))
-	for _, b := range raw {
+	for _, d := range raw {
 		var n Note
-		if err := json.Unmarshal(b, &n); err != nil {
+		if err := json.Unmarshal(d.JSON, &n); err != nil {
 			return nil, fmt.Errorf("decode note: %w", err)
 		}
+		n.ID = d.Seq
 		out = append(out, n)
 	}
 	return out, nil

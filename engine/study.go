@@ -56,7 +56,7 @@ func readOperatorFile(what, path string) (operatorFile, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return operatorFile{}, fmt.Errorf("%s file %s: %w", what, path, errors.Join(ErrInvalid, unwrapPath(err)))
+		return operatorFile{}, fmt.Errorf("%s file %s: %v: %w", what, path, unwrapPath(err), ErrInvalid)
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return operatorFile{}, fmt.Errorf("%s file %s is empty: %w", what, path, ErrInvalid)

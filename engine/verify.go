@@ -26,9 +26,13 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
 	for _, r := range exps {
-		findings = append(findings, verifyReceipt(c, r)...)
+		findings = append(findings, verifyReceipt(c, c.Place(r))...)
 	}
-	return findings, nil
+	more, err := verifyRecords(ctx, c, s)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	return append(findings, more...), nil
 }
 
 func verifyReceipt(c Campaign, r Receipt) []string {

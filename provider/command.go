@@ -74,17 +74,25 @@ func (c *Command) wait(ctx context.Context, cmd *exec.Cmd, allowance time.Durati
 	case err := <-done:
 		return false, err
 	case <-ctx.Done():
-		return false, c.stop(cmd, done)
+		return false, c.stop(cmd, done, StopGrace)
 	case <-timer.C:
-		return true, c.stop(cmd, done)
+		grace := c.Grace
+		if grace == 0 {
+			grace = AllowanceGrace
+		}
+		return true, c.stop(cmd, done, grace)
 	}
 }
 
-func (c *Command) stop(cmd *exec.Cmd, done <-chan error) error {
-	grace := c.Grace
-	if grace == 0 {
-		grace = 5 * time.Second
-	}
+// Graces between SIGTERM and SIGKILL of an agent's process group: short when
+// the study stops (pause and cancel act within 1 s), longer at the end of a
+// turn's allowance so the agent can save its session.
+const (
+	StopGrace      = 600 * time.Millisecond
+	AllowanceGrace = 5 * time.Second
+)
+
+func (c *Command) stop(cmd *exec.Cmd, done <-chan error, grace time.Duration) error {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {

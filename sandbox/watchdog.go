@@ -12,7 +12,8 @@ import (
 const (
 	sampleEvery    = 50 * time.Millisecond
 	slowEvery      = 10 // every 10th sample (≈500 ms): workspace and CPU
-	termGrace      = 2 * time.Second
+	termGrace      = 2 * time.Second        // after the wall-time limit
+	cancelGrace    = 500 * time.Millisecond // after a cancel: the study acts within 1 s
 	cleanupRetries = 100 // × sampleEvery: give up on survivors after ≈5 s
 )
 
@@ -70,7 +71,7 @@ func (w *watchdog) loop(sigs chan os.Signal) {
 		case <-deadline.C:
 			w.rep.TimedOut = true
 			w.setLimit(LimitWallTime)
-			w.terminate()
+			w.terminate(termGrace)
 		}
 	}
 }
@@ -87,7 +88,7 @@ func (w *watchdog) onSignal(s os.Signal) {
 		w.killAll(syscall.SIGKILL)
 	default:
 		w.rep.Cancelled = true
-		w.terminate()
+		w.terminate(cancelGrace)
 	}
 }
 
@@ -141,15 +142,15 @@ func (w *watchdog) setLimit(l string) {
 	}
 }
 
-// terminate sends SIGTERM to the tree; SIGKILL follows after termGrace.
+// terminate sends SIGTERM to the tree; SIGKILL follows after grace.
 // A launcher (bwrap, proot) is spared the SIGTERM: it would die at once and
 // take its children down (bwrap) or abandon them (proot) without a grace.
-func (w *watchdog) terminate() {
+func (w *watchdog) terminate(grace time.Duration) {
 	if w.terminating {
 		return
 	}
 	w.terminating = true
-	w.graceUntil = time.Now().Add(termGrace)
+	w.graceUntil = time.Now().Add(grace)
 	w.rep.KilledByUs = true
 	for _, pid := range descendants(w.self) {
 		st, err := readStat(pid)

@@ -108,3 +108,20 @@ func checkEvent(ev Event, prev string, want int64) []string {
 	}
 	return f
 }
+
+// Head is the newest event; a zero Event when the log is empty.
+func (t *Tx) Head() (Event, error) {
+	var ev Event
+	var payload string
+	err := t.tx.QueryRowContext(t.ctx,
+		"SELECT seq, time, type, payload, prev_hash, hash FROM events ORDER BY seq DESC LIMIT 1").
+		Scan(&ev.Seq, &ev.Time, &ev.Type, &payload, &ev.PrevHash, &ev.Hash)
+	if isNoRows(err) {
+		return ev, nil
+	}
+	if err != nil {
+		return ev, fmt.Errorf("read newest event: %w", err)
+	}
+	ev.Payload = json.RawMessage(payload)
+	return ev, nil
+}

@@ -220,20 +220,22 @@ func (t *Tx) AddNote(doc []byte) (int64, error) {
 	return res.LastInsertId()
 }
 
-// ListNotes lists the notes in order.
-func (t *Tx) ListNotes() ([][]byte, error) {
-	rows, err := t.tx.QueryContext(t.ctx, "SELECT note_json FROM notes ORDER BY seq")
+// ListNotes lists the notes in order; each Doc's Seq is the note's number.
+func (t *Tx) ListNotes() ([]Doc, error) {
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT seq, note_json FROM notes ORDER BY seq")
 	if err != nil {
 		return nil, fmt.Errorf("list notes: %w", err)
 	}
 	defer rows.Close()
-	var out [][]byte
+	var out []Doc
 	for rows.Next() {
+		var d Doc
 		var s string
-		if err := rows.Scan(&s); err != nil {
+		if err := rows.Scan(&d.Seq, &s); err != nil {
 			return nil, fmt.Errorf("list notes: %w", err)
 		}
-		out = append(out, []byte(s))
+		d.JSON = []byte(s)
+		out = append(out, d)
 	}
 	return out, rows.Err()
 }

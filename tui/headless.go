@@ -145,14 +145,32 @@ func SummaryLine(s engine.Summary, now time.Time) string {
 	}
 	elapsed := now.Sub(s.CreatedAt)
 	parts := []string{
-		fmt.Sprintf("%s · %s/%s · %s", s.Mode, s.AgentBackend, s.Model, s.ExecutionBackend),
+		fmt.Sprintf("%s · %s · %s", s.Mode, agentName(s.AgentBackend, s.Model), s.ExecutionBackend),
 		fmt.Sprintf("%s · %s", s.Status, activity),
-		fmt.Sprintf("%02d:%02d elapsed · %dm left", int(elapsed.Minutes()), int(elapsed.Seconds())%60, s.RemainingSeconds/60),
+		fmt.Sprintf("%02d:%02d elapsed · %s left", int(elapsed.Minutes()), int(elapsed.Seconds())%60, secondsClock(s.RemainingSeconds)),
 		fmt.Sprintf("jobs %d running / %d done / %d failed", run, done, failed),
 		fmt.Sprintf("reviews %d queued · claims %s", s.Reviews["queued"], claimSummary(s.Claims)),
 		"tokens " + tokens(s.Usage) + fmt.Sprintf(" · provider wait %.1fm", s.Provider.WaitSeconds/60),
 	}
 	return strings.Join(parts, " | ")
+}
+
+func agentName(backend, model string) string {
+	if model == "" {
+		return backend
+	}
+	return backend + "/" + model
+}
+
+// secondsClock renders seconds as 1h02m, 4m05s or 59s.
+func secondsClock(sec int64) string {
+	switch {
+	case sec >= 3600:
+		return fmt.Sprintf("%dh%02dm", sec/3600, sec%3600/60)
+	case sec >= 60:
+		return fmt.Sprintf("%dm%02ds", sec/60, sec%60)
+	}
+	return fmt.Sprintf("%ds", sec)
 }
 
 func claimSummary(claims []engine.Claim) string {

@@ -18,6 +18,8 @@ operator's instructions of the form "e2e-KEY: VALUE":
                        when e2e-ignore-term: yes)
   e2e-marker: M        a unique string put in the sleeper's argv
   e2e-seconds: S       how long the sleeper sleeps
+  e2e-ignore-term: yes the sleeper (or, in slowturn, the agent) ignores
+                       SIGTERM
 
 Anything unexpected makes the agent leave a note and pause the study, so a
 test fails fast instead of waiting for the deadline.
@@ -48,11 +50,14 @@ with open(a.out, "w") as f:
 print("n=%d max_abs_diff=%d" % (a.n, worst))
 '''
 
-SLEEPER = '''import argparse, time
+SLEEPER = '''import argparse, signal, time
 p = argparse.ArgumentParser()
 p.add_argument("--marker", default="")
 p.add_argument("--seconds", type=float, required=True)
+p.add_argument("--ignore-term", action="store_true")
 a = p.parse_args()
+if a.ignore_term:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 time.sleep(a.seconds)
 with open("done.txt", "w") as f:
     f.write("slept %s s\\n" % a.seconds)
@@ -152,6 +157,8 @@ def worker_cubes(snap, cfg):
 
 def sleeper_args(cfg, seconds):
     args = ["--seconds", str(seconds)]
+    if cfg.get("ignore-term") == "yes":
+        args.append("--ignore-term")
     if cfg.get("marker"):
         args = ["--marker", cfg["marker"]] + args
     return args

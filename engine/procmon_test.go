@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeProc writes a /proc tree: pid → (ppid, cmdline, utime).
+type fakeProc struct {
+	t   *testing.T
+	dir string
+}
+
+func newFakeProc(t *testing.T) *fakeProc {
+	t.Helper()
+	f := &fakeProc{t: t, dir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(f.dir, "uptime"), []byte("1000.00 1900.00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fakeProc) put(pid, ppid int, cmdline string, ticks, rssPages int) {
+	f.t.Helper()
+	d := filepath.Join(f.dir, fmt.Sprint(pid))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	comm := strings.Fields(cmdline + " x")[0]
+	// Fields 3..24: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+	// utime stime cutime cstime priority nice threads itrealvalue starttime vsize rss.
+	stat := fmt.Sprintf("%d (%s) S %d 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 50000 1000 %d\n", pid, comm, ppid, ticks, rssPages)
+	if err := os.WriteFile(filepath.Join(d, "stat"), []byte(stat), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "cmdline"), []byte(strings.ReplaceAll(cmdline, " ", "\x00")+"\x00"), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fakeProc) kill(pid int) {
+	f.t.Helper()
+	if err := os.RemoveAll(filepath.Join(f.dir, fmt.Sprint(pid))); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func TestProcMonitorTreeRolesAndCPU(t *testing.T) {
+	t.Parallel()
+	p := newFakeProc(t)
+	p.put(100, 1, "simjecture study --campaign /c", 10, 100)
+	p.put(101, 100, "python3 agent.py", 5, 200)
+	p.put(102, 101, "simjecture lab run", 0, 50)
+	p.put(103, 100, "simjecture __sandbox-runner --dir /c/supervisor/run/exp_abc/work -- proot", 0, 10)
+	p.put(104, 103, "proot -r / sleep 60", 0, 20)
+	p.put(200, 1, "unrelated", 0, 1)
+	now := time.Unix(1000, 0)
+	m := &ProcMonitor{Proc: p.dir, Now: func() time.Time { return now }}
+	first, err := m.Sample([]int{100}, "proot-cooperative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range first {
+		got = append(got, fmt.Sprintf("%d:%d:%s:%s:%s", s.PID, s.Depth, s.Role, s.Experiment, s.Backend))
+	}
+	want := "100:0:supervisor::host 101:1:agent::host 102:2:agent::host 103:1:experiment:exp_abc:proot-cooperative 104:2:experiment:exp_abc:proot-cooperative"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("tree:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if first[0].Elapsed != 500*time.Second {
+		t.Errorf("elapsed = %v, want 500s (uptime 1000 s, started at tick 50000)", first[0].Elapsed)
+	}
+	if first[0].RSSBytes != 100*int64(os.Getpagesize()) {
+		t.Errorf("rss = %d", first[0].RSSBytes)
+	}
+	now = now.Add(time.Second)
+	p.put(101, 100, "python3 agent.py", 55, 300) // 50 ticks in 1 s = 50 %
+	second, _ := m.Sample([]int{100}, "proot-cooperative")
+	if second[1].CPUPercent != 50 {
+		t.Errorf("cpu = %v, want 50", second[1].CPUPercent)
+	}
+	if h := second[1].RSSHistory; len(h) != 2 || h[1] != 300*int64(os.Getpagesize()) {
+		t.Errorf("history = %v", h)
+	}
+}
+
+func TestProcMonitorBoundsHistoryAndForgetsDeadPIDs(t *testing.T) {
+	t.Parallel()
+	p := newFakeProc(t)
+	p.put(10, 1, "sup", 0, 1)
+	p.put(11, 10, "agent", 0, 1)
+	m := &ProcMonitor{Proc: p.dir}
+	var last []ProcSample
+	for i := range ProcHistory + 10 {
+		p.put(11, 10, "agent", 0, i+1)
+		last, _ = m.Sample([]int{10}, "bubblewrap")
+	}
+	if n := len(last[1].RSSHistory); n != ProcHistory {
+		t.Fatalf("history holds %d samples, want %d", n, ProcHistory)
+	}
+	if got := last[1].RSSHistory[ProcHistory-1]; got != int64(ProcHistory+10)*int64(os.Getpagesize()) {
+		t.Errorf("newest sample = %d", got)
+	}
+	p.kill(11)
+	last, _ = m.Sample([]int{10}, "bubblewrap")
+	if len(last) != 1 || m.Tracked() != 1 {
+		t.Errorf("after pid 11 died: %d rows, %d tracked; want 1 and 1", len(last), m.Tracked())
+	}
+}
+
+func TestProcMonitorRealChild(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	m := NewProcMonitor()
+	rows, err := m.Sample([]int{os.Getpid()}, "bubblewrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.PID == cmd.Process.Pid {
+			if r.Role != RoleAgent || !strings.HasPrefix(r.Command, "sleep 30") || r.RSSBytes <= 0 {
+				t.Errorf("child row = %+v", r)
+			}
+			return
+		}
+	}
+	t.Fatalf("the child %d is not among the sampled rows %+v", cmd.Process.Pid, rows)
+}

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/simjecture/simjecture/store"
+)
+
+// recordEvent is appended with every write of a receipt, claim or review: it
+// chains the document's hash into the event log, so verify can tell a row
+// rewritten outside the harness.
+const recordEvent = "record"
+
+type recordPayload struct {
+	Kind   store.Kind `json:"kind"`
+	ID     string     `json:"id"`
+	Status string     `json:"status"`
+	SHA256 string     `json:"sha256"`
+}
+
+func putRecord(tx *store.Tx, k store.Kind, id, status string, v any) (bool, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false, fmt.Errorf("encode %s %s: %w", k, id, err)
+	}
+	isNew, err := tx.PutDoc(k, id, status, b)
+	if err != nil {
+		return false, err
+	}
+	_, err = tx.Append(recordEvent, recordPayload{Kind: k, ID: id, Status: status, SHA256: docHash(b)})
+	return isNew, err
+}
+
+func docHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// EventHead is the newest event when a report was written: an anchor outside
+// the database, so removing the newest events shows.
+type EventHead struct {
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// verifyRecords compares every document row with the hash its last record
+// event holds, and the event log with the head report.json recorded.
+func verifyRecords(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
+	var findings []string
+	err := s.Read(ctx, func(tx *store.Tx) error {
+		want, err := recordedHashes(tx)
+		if err != nil {
+			return err
+		}
+		for _, k := range []store.Kind{store.Experiments, store.Claims, store.Reviews} {
+			docs, err := tx.ListDocs(k)
+			if err != nil {
+				return err
+			}
+			for _, d := range docs {
+				if h, ok := want[string(k)+"/"+d.ID]; !ok || h != docHash(d.JSON) {
+					findings = append(findings, fmt.Sprintf("%s %s was changed outside the harness (its row does not match the event log)", k, d.ID))
+				}
+			}
+		}
+		head, err := tx.Head()
+		if err != nil {
+			return err
+		}
+		findings = append(findings, checkHead(c, head)...)
+		return nil
+	})
+	return findings, err
+}
+
+func recordedHashes(tx *store.Tx) (map[string]string, error) {
+	want := map[string]string{}
+	for after := int64(0); ; {
+		evs, err := tx.EventsAfter(after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range evs {
+			after = ev.Seq
+			if ev.Type != recordEvent {
+				continue
+			}
+			var p recordPayload
+			if json.Unmarshal(ev.Payload, &p) == nil {
+				want[string(p.Kind)+"/"+p.ID] = p.SHA256
+			}
+		}
+		if len(evs) < 1000 {
+			return want, nil
+		}
+	}
+}
+
+// checkHead compares the log with the head recorded in report.json.
+func checkHead(c Campaign, head store.Event) []string {
+	body, err := os.ReadFile(filepath.Join(c.Dir, "report.json"))
+	if err != nil {
+		return nil
+	}
+	var rep struct {
+		EventHead *EventHead `json:"event_head"`
+	}
+	if json.Unmarshal(body, &rep) != nil || rep.EventHead == nil {
+		return nil
+	}
+	switch {
+	case head.Seq < rep.EventHead.Seq:
+		return []string{fmt.Sprintf("event chain: report.json recorded event %d, but the log ends at %d (events were removed)", rep.EventHead.Seq, head.Seq)}
+	case head.Seq == rep.EventHead.Seq && head.Hash != rep.EventHead.Hash:
+		return []string{fmt.Sprintf("event chain: event %d differs from the one report.json recorded", head.Seq)}
+	}
+	return nil
+}
