@@ -11,10 +11,10 @@ import (
 // Watchdog timing.
 const (
 	sampleEvery    = 50 * time.Millisecond
-	slowEvery      = 10 // every 10th sample (≈500 ms): workspace and CPU
+	slowEvery      = 10                     // every 10th sample (≈500 ms): workspace and CPU
 	termGrace      = 2 * time.Second        // after the wall-time limit
 	cancelGrace    = 500 * time.Millisecond // after a cancel: the study acts within 1 s
-	cleanupRetries = 100 // × sampleEvery: give up on survivors after ≈5 s
+	cleanupRetries = 100                    // × sampleEvery: give up on survivors after ≈5 s
 )
 
 // watchdog is the helper's state: the target, every descendant it has seen
