@@ -92,7 +92,7 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 
 func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("demo", io)
-	fs.Bool("batch", false, "run headless (the default in this build)")
+	batch := fs.Bool("batch", false, "run headless")
 	jsonl := fs.Bool("jsonl", false, "one JSON event per line on stdout")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -117,7 +117,7 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 		}
 	}
 	fmt.Fprintf(io.err, "Demo study: %s\n", c.Dir)
-	return supervise(ctx, c, *jsonl, io)
+	return supervise(ctx, c, *batch, *jsonl, io)
 }
 
 func createDemo(ctx context.Context, c engine.Campaign) error {

@@ -92,7 +92,7 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 	} else if _, err := engine.CreateStudy(ctx, c, f.req, sandbox.Select); err != nil {
 		return fail(io, err)
 	}
-	return supervise(ctx, c, f.jsonl, io)
+	return supervise(ctx, c, f.batch, f.jsonl, io)
 }
 
 // checkResumeFlags refuses any explicitly given flag that differs from the
@@ -159,7 +159,7 @@ func envFor(flag string) string {
 func cmdResume(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("resume", io)
 	campaign := fs.String("campaign", "", "campaign folder (required)")
-	fs.Bool("batch", false, "run headless")
+	batch := fs.Bool("batch", false, "run headless")
 	jsonl := fs.Bool("jsonl", false, "with --batch: one JSON event per line on stdout")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -174,12 +174,12 @@ func cmdResume(ctx context.Context, args []string, io stdio) int {
 	if !c.Exists() {
 		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
 	}
-	return supervise(ctx, c, *jsonl, io)
+	return supervise(ctx, c, *batch, *jsonl, io)
 }
 
-// supervise runs the study headless until it stops and maps its final status
-// to the exit code.
-func supervise(ctx context.Context, c engine.Campaign, jsonl bool, io stdio) int {
+// supervise runs the study until it stops — headless with batch (or without
+// a terminal), else in the dashboard — and maps its final status to the exit code.
+func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io stdio) int {
 	self, err := os.Executable()
 	if err != nil {
 		return fail(io, fmt.Errorf("find own binary: %w", err))
@@ -200,8 +200,13 @@ func supervise(ctx context.Context, c engine.Campaign, jsonl bool, io stdio) int
 		return fail(io, err)
 	}
 	defer sup.Close()
-	announceBackend(io, k)
-	final, err := runHeadless(ctx, sup, jsonl, io)
+	var final string
+	if batch || jsonl || !isTerminal(io.out) || !isTerminalReader(io.in) {
+		announceBackend(io, k)
+		final, err = runHeadless(ctx, sup, jsonl, io)
+	} else {
+		final, err = runDashboard(ctx, sup, io)
+	}
 	if err != nil {
 		return fail(io, err)
 	}

@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// Study is what the dashboard asks of one study. Every method does I/O, so
+// the UI calls them only inside tea.Cmds, never in Update.
+type Study interface {
+	// Dir is the campaign folder (no I/O).
+	Dir() string
+	// Refresh reads the study's snapshot and whether this process runs its supervisor.
+	Refresh(ctx context.Context) (StudyState, error)
+	// Processes samples the live process tree of the study's supervisor.
+	Processes(ctx context.Context) ([]engine.ProcSample, error)
+	// Control asks for "pause", "cancel" or "resume"; in-process pause and
+	// cancel return once the supervisor has stopped.
+	Control(ctx context.Context, command string) error
+}
+
+// StudyState is one refresh of a study.
+type StudyState struct {
+	Snapshot    engine.Snapshot
+	Supervising bool   // this process runs the study's supervisor now
+	OtherOwner  bool   // another live process supervises it
+	Final       string // what the last in-process supervisor run returned
+	RunErr      string // its error, if any
+}
+
+// Workspace is what the home and new-study screens ask of the host. Like
+// Study, its methods do I/O and are only called in Cmds.
+type Workspace interface {
+	Studies(ctx context.Context) ([]engine.StudyEntry, error)
+	Probe(ctx context.Context) []engine.BackendProbe
+	// Create writes a new study and returns its folder.
+	Create(ctx context.Context, n NewStudy) (string, error)
+	// Demo creates the bundled demo study and returns its folder.
+	Demo(ctx context.Context) (string, error)
+	// Open attaches to the study in dir (launch: supervise it in this
+	// process) and starts forwarding its events, tagged gen, to the UI.
+	Open(ctx context.Context, dir string, launch bool, gen int) (Study, error)
+}
+
+// NewStudy is what the new-study form asks for.
+type NewStudy struct {
+	Dir              string
+	Hypothesis       string // typed text, used when HypothesisFile is empty
+	HypothesisFile   string
+	Instructions     string
+	InstructionsFile string
+	Request          engine.Request // the rest: backends, model, policy, times
+}
+
+// Common is what every screen shares: styles, keys, the host and options.
+type Common struct {
+	Styles   Styles
+	Keys     KeyMap
+	Work     Workspace
+	Root     string // the workspace root the home screen lists
+	ReadOnly bool
+	// DefaultBackend is the new-study form's preselected execution backend
+	// ("auto" unless the environment names another; never process-cooperative).
+	DefaultBackend string
+	// Tick is the refresh period of the dashboard (500 ms).
+	Tick time.Duration
+}
+
+// Styles are the lipgloss styles of the UI. Every meaning they carry is
+// also carried by text (markers, brackets), so NO_COLOR loses nothing.
+type Styles struct {
+	Title, Focus, Dim, Selected, Warn, Bad, Good, Bar, Key lipgloss.Style
+}
+
+// DefaultStyles returns the UI's styles.
+func DefaultStyles() Styles {
+	s := lipgloss.NewStyle
+	return Styles{
+		Title:    s().Bold(true),
+		Focus:    s().Bold(true).Foreground(lipgloss.Color("12")),
+		Dim:      s().Foreground(lipgloss.Color("8")),
+		Selected: s().Reverse(true),
+		Warn:     s().Foreground(lipgloss.Color("11")).Bold(true),
+		Bad:      s().Foreground(lipgloss.Color("9")),
+		Good:     s().Foreground(lipgloss.Color("10")),
+		Bar:      s().Reverse(true),
+		Key:      s().Bold(true),
+	}
+}
+
+// KeyMap holds every key binding of the UI.
+type KeyMap struct {
+	Quit, ForceQuit, Help, Tab, BackTab, Up, Down, Enter, Back  key.Binding
+	New, Demo, Refresh, Pause, Resume, Cancel, Dismiss, Warning key.Binding
+	Yes, No, Review, Left, Right                                key.Binding
+}
+
+// DefaultKeys returns the key bindings.
+func DefaultKeys() KeyMap {
+	b := func(help string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
+	}
+	return KeyMap{
+		Quit: b("quit", "q"), ForceQuit: b("quit", "ctrl+c"), Help: b("help", "?"),
+		Tab: b("next pane", "tab"), BackTab: b("previous pane", "shift+tab"),
+		Up: b("up", "up", "k"), Down: b("down", "down", "j"), Enter: b("open", "enter"), Back: b("back", "esc"),
+		New: b("new study", "n"), Demo: b("demo", "d"), Refresh: b("refresh", "r"),
+		Pause: b("pause", "p"), Resume: b("resume", "r"), Cancel: b("cancel", "c"),
+		Dismiss: b("dismiss warning", "x", "esc"), Warning: b("isolation warning", "w"),
+		Yes: b("yes", "y"), No: b("no", "n", "esc"), Review: b("review", "ctrl+s"),
+		Left: b("previous choice", "left"), Right: b("next choice", "right", " "),
+	}
+}
+
+// Messages that move between screens.
+type (
+	// openStudyMsg asks the root to open the dashboard for dir.
+	openStudyMsg struct {
+		dir    string
+		launch bool
+	}
+	// homeMsg asks the root to show the home screen.
+	homeMsg struct{}
+	// quitMsg ends the program.
+	quitMsg struct{}
+	// errMsg is an error for the current screen's message line.
+	errMsg struct{ err error }
+)
+
+// msgCmd returns a Cmd that produces msg.
+func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

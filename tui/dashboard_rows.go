@@ -1,0 +1,254 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// rowCount is how many selectable rows pane p holds.
+func (m dashModel) rowCount(p pane) int {
+	s := m.state.Snapshot
+	switch p {
+	case paneClaims:
+		return len(s.Claims)
+	case paneExperiments:
+		return len(s.Experiments)
+	case paneProcesses:
+		return len(m.procs)
+	case paneReviews:
+		return len(s.Reviews)
+	case paneEvents:
+		return len(m.events)
+	}
+	return len(m.studyLines(max(20, m.width/2)))
+}
+
+// studyLines is the Study pane: hypothesis, activity, deadline, provider.
+func (m dashModel) studyLines(w int) []string {
+	s := m.state.Snapshot
+	var out []string
+	add := func(label, v string) { out = append(out, label+v) }
+	hyp := wrap("Hypothesis: "+m.hypothesis(), w)
+	if len(hyp) > 3 {
+		hyp = append(hyp[:2], hyp[2]+" …")
+	}
+	out = append(out, hyp...)
+	add("Activity: ", s.Activity)
+	if !s.Deadline.IsZero() {
+		left := max(0, s.Deadline.Sub(m.now))
+		add("Deadline: ", s.Deadline.UTC().Format("15:04:05")+" UTC · "+dur(left)+" left")
+	}
+	add("Provider: ", m.providerLine())
+	agent := s.AgentBackend
+	if s.Model != "" {
+		agent += "/" + s.Model
+	}
+	add("Agent: ", fmt.Sprintf("%s · policy %s · turn %d", agent, s.CompletionPolicy, s.Turn))
+	if m.state.RunErr != "" {
+		add("Supervisor error: ", m.state.RunErr)
+	}
+	return out
+}
+
+func (m dashModel) hypothesis() string {
+	for _, c := range m.state.Snapshot.Claims {
+		if c.ID == engine.RootClaim {
+			return c.Statement
+		}
+	}
+	return ""
+}
+
+// providerLine is the provider state, in the headless line's words.
+func (m dashModel) providerLine() string {
+	p := m.state.Snapshot.Provider
+	switch {
+	case p.Attention != nil:
+		return "needs attention: " + *p.Attention
+	case p.NextRetryAt != nil:
+		return fmt.Sprintf("Reconnecting provider (attempt %d, %ds to retry)", p.ConsecutiveFailures,
+			max(0, int(p.NextRetryAt.Sub(m.now).Seconds()+0.5)))
+	case p.RetryCount > 0:
+		return fmt.Sprintf("ok (%d retries, %.0fs waited)", p.RetryCount, p.WaitSeconds)
+	}
+	return "ok"
+}
+
+// claimNode is a claim with its depth in the tree.
+type claimNode struct {
+	claim engine.Claim
+	depth int
+}
+
+// orderedClaims is the claim tree, depth first from root, children by age.
+func (m dashModel) orderedClaims() []claimNode {
+	byParent := map[string][]engine.Claim{}
+	for _, c := range m.state.Snapshot.Claims {
+		parent := ""
+		if c.Parent != nil {
+			parent = *c.Parent
+		}
+		byParent[parent] = append(byParent[parent], c)
+	}
+	for _, k := range byParent {
+		sort.SliceStable(k, func(i, j int) bool { return k[i].CreatedAt.Before(k[j].CreatedAt) })
+	}
+	var out []claimNode
+	seen := map[string]bool{}
+	var walk func(parent string, depth int)
+	walk = func(parent string, depth int) {
+		for _, c := range byParent[parent] {
+			if seen[c.ID] {
+				continue
+			}
+			seen[c.ID] = true
+			out = append(out, claimNode{claim: c, depth: depth})
+			walk(c.ID, depth+1)
+		}
+	}
+	walk("", 0)
+	return out
+}
+
+// claimRows is the claim tree with status markers.
+func (m dashModel) claimRows() []string {
+	var out []string
+	for _, n := range m.orderedClaims() {
+		c := n.claim
+		out = append(out, fmt.Sprintf("%s%s %s %s", strings.Repeat("  ", n.depth), claimMarker(c.Status), shortID(c.ID), oneLine(c.Statement)))
+	}
+	return out
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// experimentHeader and experimentRows are the experiments table.
+func (m dashModel) experimentHeader(narrow bool) string {
+	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow)
+}
+
+func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow bool) string {
+	bw := 19
+	if narrow {
+		bw = 12
+	}
+	return fmt.Sprintf("%-12s %-10s %-*s %7s %8s", id, status, bw, backend, wall, peak)
+}
+
+func (m dashModel) experimentRows(narrow bool) []string {
+	var out []string
+	for _, e := range m.state.Snapshot.Experiments {
+		wall, peak := "—", "—"
+		if e.WallSeconds != nil {
+			wall = seconds(*e.WallSeconds)
+		} else if e.Status == engine.ExpRunning && e.StartedAt != nil && !m.now.IsZero() {
+			wall = dur(max(0, m.now.Sub(*e.StartedAt)))
+		}
+		if e.PeakRSSBytes != nil {
+			peak = human(*e.PeakRSSBytes)
+		}
+		b := string(e.IsolationBackend)
+		if narrow {
+			b = shortBackend(b)
+		}
+		if b == "" {
+			b = "—"
+		}
+		out = append(out, m.experimentCols(shortID(e.ID), e.Status, b, wall, peak, narrow))
+	}
+	return out
+}
+
+func shortBackend(b string) string {
+	switch b {
+	case "bubblewrap":
+		return "bwrap"
+	case "proot-cooperative":
+		return "proot-coop"
+	case "process-cooperative":
+		return "native-coop"
+	}
+	return b
+}
+
+// procHeader and procRows are the process monitor table.
+func procHeader(w int) string {
+	cols := procCols(w)
+	return fmt.Sprintf("%7s %-*s %2s %5s %7s %-8s %7s %s", "PID", cols, "COMMAND", "ST", "CPU%", "RSS", "HISTORY", "ELAPSED", "BACKEND")
+}
+
+// procCols is the width of the command column in a table w cells wide.
+func procCols(w int) int { return max(8, w-2-7-1-1-2-1-5-1-7-1-8-1-7-1-11) }
+
+func (m dashModel) procRows(w int) []string {
+	cols := procCols(w)
+	var out []string
+	for _, p := range m.procs {
+		cmd := fit(strings.Repeat(" ", p.Depth)+p.Command, cols)
+		b := shortBackend(p.Backend)
+		out = append(out, fmt.Sprintf("%7d %s %2s %5.1f %7s %-8s %7s %s", p.PID, cmd, p.State, p.CPUPercent,
+			human(p.RSSBytes), sparkline(p.RSSHistory, 8), dur(p.Elapsed), b))
+	}
+	return out
+}
+
+// reviewRows lists the reviews and their verdicts.
+func (m dashModel) reviewRows() []string {
+	var out []string
+	for _, r := range m.state.Snapshot.Reviews {
+		verdict := "pending"
+		if r.Verdict != nil {
+			verdict = r.Verdict.Decision + " " + r.Verdict.Disposition
+		}
+		out = append(out, fmt.Sprintf("%s %s → %s: %s", shortID(r.ID), shortID(r.Claim), r.Disposition, verdict))
+	}
+	return out
+}
+
+// eventRows is the event log, newest first.
+func (m dashModel) eventRows() []string {
+	out := make([]string, 0, len(m.events))
+	for i := len(m.events) - 1; i >= 0; i-- {
+		out = append(out, eventLine(m.events[i]))
+	}
+	return out
+}
+
+func eventLine(ev engine.Event) string {
+	ts := ev.Time
+	if t, err := time.Parse(time.RFC3339Nano, ev.Time); err == nil {
+		ts = t.UTC().Format("15:04:05")
+	}
+	var p map[string]any
+	_ = json.Unmarshal(ev.Payload, &p)
+	var parts []string
+	for _, k := range []string{"experiment", "status", "activity", "claim", "review", "command", "error"} {
+		if v, ok := p[k]; ok {
+			parts = append(parts, fmt.Sprint(v))
+		}
+	}
+	return fmt.Sprintf("%s %s %s", ts, ev.Type, strings.Join(parts, " "))
+}
+
+// seconds formats a wall time: 0.06s, 12.3s, 4m05s.
+func seconds(f float64) string {
+	switch {
+	case f < 10:
+		return fmt.Sprintf("%.2fs", f)
+	case f < 60:
+		return fmt.Sprintf("%.1fs", f)
+	}
+	return dur(time.Duration(f * float64(time.Second)))
+}

@@ -1,0 +1,254 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// sidebarWidth is the isolation warning's width beside the panes.
+const sidebarWidth = 30
+
+// View renders the dashboard; it is a pure function of the model.
+func (m dashModel) View() string {
+	w, h := max(m.width, 20), max(m.height, 6)
+	if !m.loaded {
+		msg := "Opening " + m.dir + " …"
+		if m.err != "" {
+			msg = "Could not open " + m.dir + ": " + m.err
+		}
+		return strings.Join(block(append(wrap(msg, w), "", "q leave"), w, h), "\n")
+	}
+	lines := []string{m.header(w)}
+	if a := m.attention(); a != "" {
+		lines = append(lines, m.c.Styles.Warn.Render(fit("⚠ "+a, w)))
+	}
+	bodyH := h - len(lines) - 1
+	lines = append(lines, m.body(w, bodyH)...)
+	lines = append(lines, m.statusBar(w))
+	return strings.Join(lines, "\n")
+}
+
+// header is the first line: the study, its status, and the countdown.
+func (m dashModel) header(w int) string {
+	s := m.state.Snapshot
+	right := ""
+	if !s.Deadline.IsZero() && !engine.Terminal(s.Status) {
+		right = " ⏱ " + dur(max(0, s.Deadline.Sub(m.now))) + " left"
+	}
+	left := fmt.Sprintf("simjecture · %s · %s · %s", baseName(m.dir), strings.ToUpper(s.Status), s.Activity)
+	return m.c.Styles.Title.Render(fit(left, w-ansi.StringWidth(right))) + right
+}
+
+func baseName(dir string) string {
+	if i := strings.LastIndexByte(dir, '/'); i >= 0 && i < len(dir)-1 {
+		return dir[i+1:]
+	}
+	return dir
+}
+
+// attention is the provider's reconnect or attention message, if any.
+func (m dashModel) attention() string {
+	p := m.state.Snapshot.Provider
+	if p.Attention != nil || p.NextRetryAt != nil {
+		return m.providerLine()
+	}
+	if m.state.Snapshot.LastError != "" && m.state.Snapshot.Status == engine.StatusPausedExternalError {
+		return m.state.Snapshot.LastError
+	}
+	return ""
+}
+
+// body is everything between the header and the status bar.
+func (m dashModel) body(w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	var main []string
+	mainW := w
+	side := m.warningShown()
+	if side && w >= 60 {
+		mainW = w - sidebarWidth - 1
+	}
+	switch {
+	case m.help:
+		main = block(m.helpLines(), mainW, h)
+	case side && w < 60:
+		return block(m.warningLines(w), w, h)
+	case m.detail:
+		main = block(m.detailLines(mainW), mainW, h)
+	default:
+		main = m.panes(mainW, h)
+	}
+	if mainW == w {
+		return main
+	}
+	return hjoin(m.c.Styles.Dim.Render("│"), main, block(m.warningLines(sidebarWidth), sidebarWidth, h))
+}
+
+// panes lays out the six panes in four bands.
+func (m dashModel) panes(w, h int) []string {
+	lw := w / 2
+	rw := w - lw - 1
+	narrow := w < 70
+	study, claims := m.studyLines(lw-2), m.claimRows()
+	exps, procs := m.experimentRows(narrow), m.procRows(w)
+	reviews, events := m.reviewRows(), m.eventRows()
+	hs := bandHeights(h, []int{
+		1 + max(len(study), len(claims)), 2 + max(1, len(exps)), 2 + max(1, len(procs)), 1 + max(len(reviews), len(events), 1),
+	})
+	sep := m.c.Styles.Dim.Render("│")
+	var out []string
+	out = append(out, hjoin(sep, m.pane(paneStudy, study, "", lw, hs[0]), m.pane(paneClaims, claims, "", rw, hs[0]))...)
+	out = append(out, m.pane(paneExperiments, exps, m.experimentHeader(narrow), w, hs[1])...)
+	out = append(out, m.pane(paneProcesses, procs, procHeader(w), w, hs[2])...)
+	if hs[3] > 0 {
+		out = append(out, hjoin(sep, m.pane(paneReviews, reviews, "", lw, hs[3]), m.pane(paneEvents, events, "", rw, hs[3]))...)
+	}
+	return block(out, w, h)
+}
+
+// bandHeights shares h lines among bands that want the given heights:
+// each gets up to 3 lines first, then lines go round in turn to the bands
+// that want more, and whatever is left goes to the last band.
+func bandHeights(h int, want []int) []int {
+	got := make([]int, len(want))
+	for i := range want {
+		got[i] = min(3, want[i], max(0, h))
+		h -= got[i]
+	}
+	for h > 0 {
+		gave := false
+		for i := range want {
+			if h > 0 && got[i] < want[i] {
+				got[i]++
+				h--
+				gave = true
+			}
+		}
+		if !gave {
+			got[len(got)-1] += h
+			break
+		}
+	}
+	return got
+}
+
+// pane renders one pane: title, optional column header, rows.
+func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	focused := m.focus == p
+	title := paneNames[p]
+	if n := len(rows); p != paneStudy && n > 0 {
+		title = fmt.Sprintf("%s (%d)", title, n)
+	}
+	out := []string{m.paneTitle(title, focused, w)}
+	if header != "" && h > 1 {
+		out = append(out, m.c.Styles.Dim.Render("  "+header))
+	}
+	if len(rows) == 0 {
+		rows = []string{m.c.Styles.Dim.Render(emptyText(p))}
+	}
+	out = append(out, m.window(rows, m.sel[p], h-len(out), focused)...)
+	return block(out, w, h)
+}
+
+func emptyText(p pane) string {
+	switch p {
+	case paneProcesses:
+		return "no live processes (the supervisor is not running)"
+	case paneExperiments:
+		return "no experiments yet"
+	case paneReviews:
+		return "no reviews yet"
+	case paneEvents:
+		return "no events yet"
+	}
+	return "—"
+}
+
+// warningLines is the isolation warning sidebar.
+func (m dashModel) warningLines(w int) []string {
+	b := string(m.state.Snapshot.ExecutionBackend)
+	what := "PRoot · cooperative"
+	body := "Experiments run under PRoot as this account. PRoot only translates paths: it gives no filesystem or network isolation."
+	if b == "process-cooperative" {
+		what = "Native process · trusted host"
+		body = "Experiments run as plain processes of this account, with no filesystem or network isolation."
+	}
+	text := []string{m.c.Styles.Warn.Render("⚠ Cooperative execution"), ""}
+	for _, para := range []string{what, "is not a security sandbox.", "", body, "",
+		"An experiment can read and change every file this account can, and reach the network.",
+		"Run only code you trust; limits and cleanup still apply.", ""} {
+		if para == "" {
+			text = append(text, "")
+			continue
+		}
+		text = append(text, wrap(para, w-1)...)
+	}
+	text = append(text, "x/esc dismiss · w reopen")
+	out := make([]string, 0, len(text))
+	for _, l := range text {
+		out = append(out, " "+l)
+	}
+	return out
+}
+
+// statusBar is the last line: the backend mode indicator, the ownership,
+// and key hints, a message or a confirmation prompt.
+func (m dashModel) statusBar(w int) string {
+	mode := "[" + backendLabel(string(m.state.Snapshot.ExecutionBackend)) + "]"
+	if m.cooperative() {
+		mode = m.c.Styles.Warn.Render(mode)
+	}
+	role := "attached"
+	switch {
+	case m.c.ReadOnly:
+		role = "read-only"
+	case m.state.Supervising:
+		role = "supervising"
+	}
+	var tail string
+	switch {
+	case m.confirm == "cancel":
+		tail = "Cancel the study? y yes · n no"
+	case m.confirm == "leave":
+		tail = "Pause the study and leave? y yes · n no"
+	case m.flash != "":
+		tail = m.flash
+	case m.detail:
+		tail = "↑↓ scroll · esc close"
+	default:
+		tail = "p pause r resume c cancel ? help q quit"
+		if w >= 110 {
+			tail = "tab pane · ↑↓ move · enter open · p pause · r resume · c cancel · w warning · ? help · q quit"
+		}
+	}
+	left := mode + " " + role + " │ "
+	return m.c.Styles.Bar.Render(fit(left+tail, w))
+}
+
+// helpLines is the key reference.
+func (m dashModel) helpLines() []string {
+	return []string{
+		m.c.Styles.Title.Render("Keys"), "",
+		"  tab / shift+tab   move focus between panes",
+		"  ↑ ↓ / k j         move the selection, scroll",
+		"  enter             open the selected experiment or claim",
+		"  p                 pause the study",
+		"  r                 resume a paused or interrupted study",
+		"  c                 cancel the study (asks first)",
+		"  w                 reopen the isolation warning",
+		"  x / esc           dismiss the isolation warning",
+		"  ?                 this help (any key closes it)",
+		"  q                 leave (pauses first, after asking,",
+		"                    when this process supervises it)", "",
+		"Claims: ● open  ✓ supported  × falsified  ? unresolved",
+		"With --read-only every control is disabled.",
+	}
+}

@@ -1,0 +1,287 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// Form fields, in order.
+const (
+	fHypothesis = iota
+	fHypothesisFile
+	fInstructions
+	fInstructionsFile
+	fAgent
+	fModel
+	fExecutable
+	fPolicy
+	fWall
+	fTurn
+	fBackend
+	fDir
+	fieldCount
+)
+
+var fieldLabels = [fieldCount]string{"Hypothesis", "  or file", "Instructions", "  or file", "Agent backend", "Model",
+	"Executable", "Completion", "Wall seconds", "Turn seconds", "Execution", "Campaign folder"}
+
+// backendChoices are the execution backend selector's four choices.
+var backendChoices = []struct{ name, label string }{
+	{"auto", "Auto"},
+	{"bubblewrap", "Bubblewrap · isolated"},
+	{"proot-cooperative", "PRoot · cooperative — not a security sandbox"},
+	{"process-cooperative", "Native process · trusted host — not a security sandbox"},
+}
+
+// Form messages.
+type (
+	probesMsg struct{ probes []engine.BackendProbe }
+	// reviewMsg asks the root to show the contract review of the form.
+	reviewMsg struct {
+		study  NewStudy
+		probes []engine.BackendProbe
+	}
+)
+
+// formModel is the new-study form.
+type formModel struct {
+	c             *Common
+	ctx           context.Context
+	inputs        [fieldCount]textinput.Model
+	agent, policy int
+	backend       int
+	probes        []engine.BackendProbe
+	focus         int
+	err           string
+	width, height int
+}
+
+func newForm(c *Common, ctx context.Context, now time.Time) formModel {
+	m := formModel{c: c, ctx: ctx}
+	for i := range m.inputs {
+		ti := textinput.New()
+		ti.Prompt = ""
+		ti.Cursor.SetMode(cursor.CursorStatic)
+		m.inputs[i] = ti
+	}
+	m.inputs[fWall].SetValue("3600")
+	m.inputs[fTurn].SetValue("600")
+	m.inputs[fDir].SetValue(filepath.Join(c.Root, "study-"+now.UTC().Format("20060102-150405")))
+	m.inputs[fModel].Placeholder = "the backend's default"
+	m.inputs[fExecutable].Placeholder = "the backend's usual binary (command: the agent program)"
+	for i, b := range backendChoices {
+		if b.name == c.DefaultBackend && b.name != "process-cooperative" {
+			m.backend = i
+		}
+	}
+	m.inputs[fHypothesis].Focus()
+	return m
+}
+
+func (m formModel) probeCmd() tea.Cmd {
+	w, ctx := m.c.Work, m.ctx
+	return func() tea.Msg { return probesMsg{probes: w.Probe(ctx)} }
+}
+
+// Update is the form's dispatcher.
+func (m formModel) Update(msg tea.Msg) (formModel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m, nil
+	case probesMsg:
+		m.probes = msg.probes
+		return m, nil
+	case tea.KeyMsg:
+		return m.handleKey(msg)
+	}
+	return m, nil
+}
+
+func (m formModel) handleKey(msg tea.KeyMsg) (formModel, tea.Cmd) {
+	k := m.c.Keys
+	switch {
+	case key.Matches(msg, k.ForceQuit):
+		return m, msgCmd(quitMsg{})
+	case key.Matches(msg, k.Back):
+		return m, msgCmd(homeMsg{})
+	case key.Matches(msg, k.Review):
+		return m.handleReview()
+	case key.Matches(msg, k.Tab), msg.Type == tea.KeyDown:
+		return m.moveFocus(1), nil
+	case key.Matches(msg, k.BackTab), msg.Type == tea.KeyUp:
+		return m.moveFocus(-1), nil
+	case msg.Type == tea.KeyEnter:
+		if m.focus == fieldCount-1 {
+			return m.handleReview()
+		}
+		return m.moveFocus(1), nil
+	}
+	if m.isChoice(m.focus) {
+		return m.handleChoiceKey(msg), nil
+	}
+	var cmd tea.Cmd
+	m.inputs[m.focus], cmd = m.inputs[m.focus].Update(msg)
+	return m, cmd
+}
+
+func (m formModel) isChoice(f int) bool { return f == fAgent || f == fPolicy || f == fBackend }
+
+func (m formModel) handleChoiceKey(msg tea.KeyMsg) formModel {
+	step := 0
+	switch {
+	case key.Matches(msg, m.c.Keys.Right):
+		step = 1
+	case key.Matches(msg, m.c.Keys.Left):
+		step = -1
+	default:
+		return m
+	}
+	cycle := func(v, n int) int { return (v + step + n) % n }
+	switch m.focus {
+	case fAgent:
+		m.agent = cycle(m.agent, len(engine.AgentBackends))
+	case fPolicy:
+		m.policy = cycle(m.policy, len(engine.Policies))
+	case fBackend:
+		m.backend = cycle(m.backend, len(backendChoices))
+	}
+	return m
+}
+
+func (m formModel) moveFocus(d int) formModel {
+	m.inputs[m.focus].Blur()
+	m.focus = (m.focus + d + fieldCount) % fieldCount
+	if !m.isChoice(m.focus) {
+		m.inputs[m.focus].Focus()
+	}
+	return m
+}
+
+// handleReview checks the form and moves on to the contract review.
+func (m formModel) handleReview() (formModel, tea.Cmd) {
+	n, err := m.study()
+	if err != nil {
+		m.err = err.Error()
+		return m, nil
+	}
+	m.err = ""
+	return m, msgCmd(reviewMsg{study: n, probes: m.probes})
+}
+
+// study turns the form into a NewStudy.
+func (m formModel) study() (NewStudy, error) {
+	v := func(f int) string { return strings.TrimSpace(m.inputs[f].Value()) }
+	n := NewStudy{Dir: v(fDir), Hypothesis: v(fHypothesis), HypothesisFile: v(fHypothesisFile),
+		Instructions: v(fInstructions), InstructionsFile: v(fInstructionsFile)}
+	switch {
+	case n.Hypothesis == "" && n.HypothesisFile == "":
+		return n, fmt.Errorf("type a hypothesis or give its file")
+	case n.Instructions == "" && n.InstructionsFile == "":
+		return n, fmt.Errorf("type the instructions or give their file")
+	case n.Dir == "":
+		return n, fmt.Errorf("name a campaign folder")
+	}
+	wall, err1 := strconv.ParseInt(v(fWall), 10, 64)
+	turn, err2 := strconv.ParseInt(v(fTurn), 10, 64)
+	if err1 != nil || err2 != nil || wall <= 0 || turn <= 0 || turn > wall {
+		return n, fmt.Errorf("need whole seconds with 0 < turn <= wall")
+	}
+	n.Request = engine.Request{Mode: "minimal", AgentBackend: engine.AgentBackends[m.agent], Model: v(fModel),
+		Executable: v(fExecutable), ExecutionBackend: backendChoices[m.backend].name,
+		CompletionPolicy: engine.Policies[m.policy], WallSeconds: wall, TurnSeconds: turn}
+	return n, nil
+}
+
+// View renders the form.
+func (m formModel) View() string {
+	w, h := max(m.width, 20), max(m.height, 6)
+	lines := []string{m.c.Styles.Title.Render("New study"), ""}
+	for f := range fieldCount {
+		if f == fBackend {
+			lines = append(lines, m.backendLines(w)...)
+			continue
+		}
+		lines = append(lines, m.fieldLine(f, w))
+	}
+	lines = append(lines, "", m.c.Styles.Bad.Render(m.err))
+	out := block(lines, w, h-1)
+	out = append(out, m.c.Styles.Bar.Render(fit("tab/↑↓ field · ←→ choose · ctrl+s review · esc back · ctrl+c quit", w)))
+	return strings.Join(out, "\n")
+}
+
+func (m formModel) marker(f int) string {
+	if m.focus == f {
+		return "▶ "
+	}
+	return "  "
+}
+
+func (m formModel) fieldLine(f, w int) string {
+	var val string
+	switch f {
+	case fAgent:
+		val = "‹ " + engine.AgentBackends[m.agent] + " ›"
+	case fPolicy:
+		val = "‹ " + engine.Policies[m.policy] + " ›"
+	default:
+		in := m.inputs[f]
+		in.Width = max(10, w-19)
+		val = in.View()
+	}
+	label := fmt.Sprintf("%s%-15s ", m.marker(f), fieldLabels[f])
+	if m.focus == f {
+		label = m.c.Styles.Focus.Render(label)
+	}
+	return label + val
+}
+
+// backendLines is the execution backend selector with each live probe.
+func (m formModel) backendLines(w int) []string {
+	label := fmt.Sprintf("%s%-15s ", m.marker(fBackend), fieldLabels[fBackend])
+	if m.focus == fBackend {
+		label = m.c.Styles.Focus.Render(label)
+	}
+	out := []string{label + m.c.Styles.Dim.Render("←→ choose")}
+	for i, b := range backendChoices {
+		dot := "( )"
+		if i == m.backend {
+			dot = "(•)"
+		}
+		text, ok := m.probeText(b.name)
+		if ok {
+			out = append(out, fit(fmt.Sprintf("    %s %s — %s", dot, b.label, text), w))
+			continue
+		}
+		out = append(out, fit(fmt.Sprintf("    %s %s", dot, b.label), w), m.c.Styles.Dim.Render(fit("        "+text, w)))
+	}
+	return out
+}
+
+// probeText is "available" (with auto's pick), or the probe's reason and false.
+func (m formModel) probeText(name string) (string, bool) {
+	for _, p := range m.probes {
+		if p.Backend != name {
+			continue
+		}
+		switch {
+		case p.Available && name == "auto":
+			return "available: selects " + backendLabel(p.Selected), true
+		case p.Available:
+			return "available", true
+		}
+		return "unavailable: " + p.Reason, false
+	}
+	return "probing…", true
+}

@@ -1,0 +1,152 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// createdMsg reports the new study's folder, or why it was not created.
+type createdMsg struct {
+	dir string
+	err error
+}
+
+// backToFormMsg asks the root to show the form again.
+type backToFormMsg struct{}
+
+// reviewModel shows the contract a new study will freeze, before launch.
+type reviewModel struct {
+	c             *Common
+	ctx           context.Context
+	study         NewStudy
+	probes        []engine.BackendProbe
+	busy          bool
+	err           string
+	width, height int
+}
+
+func newReview(c *Common, ctx context.Context, msg reviewMsg) reviewModel {
+	return reviewModel{c: c, ctx: ctx, study: msg.study, probes: msg.probes}
+}
+
+func (m reviewModel) createCmd() tea.Cmd {
+	w, ctx, n := m.c.Work, m.ctx, m.study
+	return func() tea.Msg {
+		dir, err := w.Create(ctx, n)
+		return createdMsg{dir: dir, err: err}
+	}
+}
+
+// Update is the review screen's dispatcher.
+func (m reviewModel) Update(msg tea.Msg) (reviewModel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case createdMsg:
+		m.busy = false
+		if msg.err != nil {
+			m.err = msg.err.Error()
+			return m, nil
+		}
+		return m, msgCmd(openStudyMsg{dir: msg.dir, launch: true})
+	case tea.KeyMsg:
+		return m.handleKey(msg)
+	}
+	return m, nil
+}
+
+func (m reviewModel) handleKey(msg tea.KeyMsg) (reviewModel, tea.Cmd) {
+	k := m.c.Keys
+	switch {
+	case m.busy:
+		return m, nil
+	case key.Matches(msg, k.ForceQuit):
+		return m, msgCmd(quitMsg{})
+	case key.Matches(msg, k.Back):
+		return m, msgCmd(backToFormMsg{})
+	case msg.Type == tea.KeyEnter:
+		if p, ok := m.probe(); ok && !p.Available {
+			m.err = "cannot launch: " + backendLabel(p.Backend) + " is unavailable: " + p.Reason
+			return m, nil
+		}
+		m.busy, m.err = true, ""
+		return m, m.createCmd()
+	}
+	return m, nil
+}
+
+func (m reviewModel) probe() (engine.BackendProbe, bool) {
+	for _, p := range m.probes {
+		if p.Backend == m.study.Request.ExecutionBackend {
+			return p, true
+		}
+	}
+	return engine.BackendProbe{}, false
+}
+
+// resolved is the execution backend the study will record (never auto).
+func (m reviewModel) resolved() string {
+	p, ok := m.probe()
+	switch {
+	case !ok:
+		return m.study.Request.ExecutionBackend + " (not probed yet)"
+	case !p.Available:
+		return p.Backend + " — UNAVAILABLE: " + p.Reason
+	case p.Backend == "auto":
+		return backendLabel(p.Selected) + " (auto: " + p.Selected + ")"
+	}
+	return backendLabel(p.Backend)
+}
+
+// View renders the contract.
+func (m reviewModel) View() string {
+	w, h := max(m.width, 20), max(m.height, 6)
+	r := m.study.Request
+	text := func(typed, file string) string {
+		if file != "" {
+			return "file " + file
+		}
+		return oneLine(typed)
+	}
+	model := r.Model
+	if model == "" {
+		model = "(the backend's default)"
+	}
+	lines := []string{m.c.Styles.Title.Render("Review the frozen contract"), ""}
+	kv := func(k, v string) { lines = append(lines, fit(fmt.Sprintf("  %-18s %s", k, v), w)) }
+	kv("Campaign folder", m.study.Dir)
+	kv("Hypothesis", text(m.study.Hypothesis, m.study.HypothesisFile))
+	kv("Instructions", text(m.study.Instructions, m.study.InstructionsFile))
+	kv("Mode", r.Mode)
+	kv("Agent backend", r.AgentBackend)
+	kv("Model / judge", model+" / same")
+	if r.Executable != "" {
+		kv("Executable", r.Executable)
+	}
+	kv("Execution backend", m.resolved())
+	kv("Completion policy", r.CompletionPolicy)
+	kv("Wall time", fmt.Sprintf("%d s (absolute deadline: creation + %d s)", r.WallSeconds, r.WallSeconds))
+	kv("Turn time", fmt.Sprintf("%d s", r.TurnSeconds))
+	if p, ok := m.probe(); ok && p.Cooperative {
+		lines = append(lines, "", m.c.Styles.Warn.Render(fit("  ⚠ Cooperative execution is not a security sandbox: no filesystem or network isolation.", w)))
+	}
+	lines = append(lines, "", "  None of this can change once the study starts; resuming keeps the deadline.")
+	if m.busy {
+		lines = append(lines, "", "  Creating the study…")
+	}
+	if m.err != "" {
+		lines = append(lines, "")
+		for _, l := range wrap(m.err, w-2) {
+			lines = append(lines, "  "+m.c.Styles.Bad.Render(l))
+		}
+	}
+	out := block(lines, w, h-1)
+	out = append(out, m.c.Styles.Bar.Render(fit("enter launch · esc edit · ctrl+c quit", w)))
+	return strings.Join(out, "\n")
+}

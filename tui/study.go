@@ -1,0 +1,167 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// liveStudy is the production Study: it reads through an engine.View,
+// samples processes with an engine.ProcMonitor, and, when this process
+// supervises the study, runs engine.Supervisor.Run in a goroutine the
+// runtime waits for.
+type liveStudy struct {
+	c      engine.Campaign
+	view   *engine.View
+	mon    *engine.ProcMonitor
+	launch func(ctx context.Context, dir string) (*engine.Supervisor, error)
+	wg     *sync.WaitGroup
+	runCtx context.Context // ending it cancels a supervised study (SIGTERM)
+
+	mu      sync.Mutex
+	sup     *engine.Supervisor
+	ownSup  bool // this study opened sup and closes it
+	running bool
+	done    chan struct{} // closed when the current Run returns
+	final   string
+	runErr  error
+	backend string
+}
+
+// Dir is the campaign folder.
+func (s *liveStudy) Dir() string { return s.c.Dir }
+
+// start runs the supervisor until it stops.
+func (s *liveStudy) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running || s.sup == nil {
+		return
+	}
+	s.running, s.done = true, make(chan struct{})
+	sup, done := s.sup, s.done
+	s.wg.Go(func() {
+		final, err := sup.Run(s.runCtx)
+		s.mu.Lock()
+		s.running, s.final, s.runErr = false, final, err
+		s.mu.Unlock()
+		close(done)
+	})
+}
+
+// Refresh reads the snapshot and the supervision state.
+func (s *liveStudy) Refresh(ctx context.Context) (StudyState, error) {
+	snap, err := s.view.Snapshot(ctx)
+	if err != nil {
+		return StudyState{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backend = string(snap.ExecutionBackend)
+	st := StudyState{Snapshot: snap, Supervising: s.running, Final: s.final}
+	if s.runErr != nil {
+		st.RunErr = s.runErr.Error()
+	}
+	st.OtherOwner = !s.running && engine.Owned(s.c)
+	return st, nil
+}
+
+// Processes samples the supervisor's process tree: this process when it
+// supervises, else the supervisor recorded in the store, if it lives.
+func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) {
+	s.mu.Lock()
+	running, backend := s.running, s.backend
+	s.mu.Unlock()
+	root := os.Getpid()
+	if !running {
+		pid, err := s.view.SupervisorPID(ctx)
+		if err != nil || pid == 0 {
+			return nil, err
+		}
+		root = pid
+	}
+	return s.mon.Sample([]int{root}, backend)
+}
+
+// Control pauses, cancels or resumes the study.
+func (s *liveStudy) Control(ctx context.Context, command string) error {
+	s.mu.Lock()
+	sup, running, done := s.sup, s.running, s.done
+	s.mu.Unlock()
+	switch {
+	case command == "resume":
+		return s.resume(ctx)
+	case running && (command == "pause" || command == "cancel"):
+		status := engine.StatusPaused
+		if command == "cancel" {
+			status = engine.StatusCancelled
+		}
+		sup.Stop(status)
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	_, err := engine.RequestControl(ctx, s.c, command)
+	return err
+}
+
+// resume supervises the study in this process: again with the same
+// supervisor, or with a new one when the study was attached.
+func (s *liveStudy) resume(ctx context.Context) error {
+	s.mu.Lock()
+	sup, running := s.sup, s.running
+	s.mu.Unlock()
+	switch {
+	case running:
+		return nil
+	case sup != nil:
+		sup.Rearm()
+	case s.launch == nil:
+		return fmt.Errorf("this view cannot supervise studies")
+	default:
+		var err error
+		if sup, err = s.launch(ctx, s.c.Dir); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.sup, s.ownSup = sup, true
+		s.mu.Unlock()
+	}
+	s.start()
+	return nil
+}
+
+// stopAndWait pauses a study this process still supervises and waits for
+// its supervisor: leaving the UI never leaves a study running unowned.
+func (s *liveStudy) stopAndWait() {
+	s.mu.Lock()
+	sup, running, done := s.sup, s.running, s.done
+	s.mu.Unlock()
+	if running {
+		sup.Stop(engine.StatusPaused)
+		<-done
+	}
+}
+
+// result is the final status of the last supervised run.
+func (s *liveStudy) result() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.final, s.runErr
+}
+
+// close releases the view and a supervisor this study opened.
+func (s *liveStudy) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ownSup && s.sup != nil {
+		_ = s.sup.Close()
+	}
+	_ = s.view.Close()
+}
