@@ -5,9 +5,15 @@ import (
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/provider"
+	"github.com/simjecture/simjecture/provider/codex"
 )
 
-// codexAgent builds the Codex CLI agent of a study.
+// codexAgent builds the Codex CLI agent of a study: k.Executable is the
+// codex program resolved when the study was created; the worker and judge
+// models travel with each turn (empty: Codex's own default).
 func codexAgent(k engine.Contract) (provider.Agent, error) {
-	return nil, fmt.Errorf("the codex backend is not in this build yet: %w", engine.ErrInvalid)
+	if k.Executable == "" {
+		return nil, fmt.Errorf("the codex study records no executable: %w", engine.ErrInvalid)
+	}
+	return &codex.Agent{Executable: k.Executable}, nil
 }

@@ -29,6 +29,9 @@ func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState) (str
 		writeChanges(&b, evs)
 		return nil
 	})
+	if b.Len() == 0 {
+		b.WriteString("Continue the study. Nothing was recorded since your last turn; use lab status for the full state.\n")
+	}
 	if st.IdleStreak >= 2 {
 		b.WriteString("\nRECOVERY: your last turns recorded nothing new. Read `lab status`, pick the single next " +
 			"experiment, review or commitment that moves the study toward completion, record it, and end the turn.\n")

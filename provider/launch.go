@@ -1,0 +1,67 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Launch is one agent subprocess of a turn, for backends that build their
+// own command line (codex). It runs exactly like the command backend's
+// agent: in the turn's folder and environment, in its own process group,
+// with prompt.txt, stdout.log and stderr.log in the turn's LogDir, and it is
+// stopped (SIGTERM, grace, SIGKILL to the group) when ctx ends or the turn
+// allowance passes.
+type Launch struct {
+	Executable string
+	Args       []string
+	Prompt     string    // kept as prompt.txt
+	Stdin      io.Reader // nil: /dev/null
+	Events     io.Writer // optional: also receives stdout as it arrives
+	Grace      time.Duration
+}
+
+// RunLaunch runs l for turn t and waits for it. The Outcome carries the exit
+// status, TimedOut (a turn cut at its allowance: a checkpoint, not a
+// failure), the duration and the output tails; classifying a failure is the
+// caller's, since only it knows the protocol's error events.
+func RunLaunch(ctx context.Context, t Turn, l Launch) (Outcome, error) {
+	if err := os.MkdirAll(t.LogDir, 0o755); err != nil {
+		return Outcome{}, fmt.Errorf("turn log folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(t.LogDir, "prompt.txt"), []byte(l.Prompt), 0o644); err != nil {
+		return Outcome{}, fmt.Errorf("write prompt: %w", err)
+	}
+	stdout, stderr, err := openLogs(t.LogDir)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+	outTail, errTail := newTail(64<<10), newTail(16<<10)
+	sinks := []io.Writer{capped(stdout, 64<<20), outTail}
+	if l.Events != nil {
+		sinks = append(sinks, l.Events)
+	}
+	cmd := exec.Command(l.Executable, l.Args...)
+	cmd.Dir = t.Dir
+	cmd.Env = turnEnv(t)
+	cmd.Stdin = l.Stdin
+	cmd.Stdout = io.MultiWriter(sinks...)
+	cmd.Stderr = io.MultiWriter(capped(stderr, 16<<20), errTail)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Outcome{}, fmt.Errorf("start agent %s: %w", l.Executable, err)
+	}
+	timedOut, werr := (&Command{Grace: l.Grace}).wait(ctx, cmd, t.Timeout)
+	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String()}
+	out.ExitCode = exitCode(werr)
+	out.LastLine = lastLine(out.StdoutTail)
+	return out, nil
+}
