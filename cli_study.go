@@ -89,10 +89,22 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 		if err := checkResumeFlags(ctx, c, f); err != nil {
 			return fail(io, err)
 		}
-	} else if _, err := engine.CreateStudy(ctx, c, f.req, sandbox.Select); err != nil {
+	} else if err := createStudy(ctx, c, f.req); err != nil {
 		return fail(io, err)
 	}
 	return supervise(ctx, c, f.batch, f.jsonl, io)
+}
+
+// createStudy checks what only main can check (the api connection file)
+// before anything is written, then creates the study.
+func createStudy(ctx context.Context, c engine.Campaign, req engine.Request) error {
+	if req.AgentBackend == "api" && req.ProviderConfig != "" {
+		if err := checkAPIConfig(req.ProviderConfig); err != nil {
+			return err
+		}
+	}
+	_, err := engine.CreateStudy(ctx, c, req, sandbox.Select)
+	return err
 }
 
 // checkResumeFlags refuses any explicitly given flag that differs from the

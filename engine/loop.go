@@ -150,7 +150,9 @@ func (sv *Supervisor) workerTurn(ctx context.Context) string {
 	}
 	sv.recordUsage(ctx, out, fmt.Sprintf("worker-turn-%d", st.Turn))
 	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
-		st.LastPromptSeq = lastSeq
+		if out.Failure == nil {
+			st.LastPromptSeq = lastSeq // a failed turn's retry is told the same news again
+		}
 		if out.Cursor != "" {
 			st.WorkerCursor = out.Cursor
 		}

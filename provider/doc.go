@@ -8,7 +8,9 @@
 // transient (retried with backoff) or needs the operator (authentication,
 // quota, permission).
 //
-// Backends: `command` (any executable speaking the lab protocol) and
+// Backends: `command` (any executable speaking the lab protocol),
 // `scripted` (the built-in demo agent: this binary in its hidden agent mode,
-// run through the very same command path).
+// run through the very same command path), `codex` (package codex: the Codex
+// CLI, threads resumed, lab tools through our MCP server) and `api` (package
+// api: an OpenAI-compatible chat-completions endpoint with function tools).
 package provider
