@@ -32,6 +32,7 @@ type watchdog struct {
 	graceUntil  time.Time
 	killing     bool
 	cg          *cgroup
+	pids        *pidsCgroup
 }
 
 func newWatchdog(cfg helperConfig) *watchdog {
@@ -41,11 +42,15 @@ func newWatchdog(cfg helperConfig) *watchdog {
 // run launches the target, supervises it until it exits and cleans up.
 func (w *watchdog) run(sigs chan os.Signal) helperReport {
 	w.cg = newCgroup(w.cfg.memory)
-	w.rep.Containment = w.cg.kind()
+	if w.cg == nil {
+		w.pids = newPidsCgroup(MaxProcesses)
+	}
+	w.rep.Containment = w.pids.kind(w.cg.kind())
 	w.start = time.Now()
 	if err := w.launch(); err != nil {
 		w.rep.Error = err.Error()
 		w.cg.remove()
+		w.pids.remove()
 		return w.rep
 	}
 	w.sample(false)
@@ -53,6 +58,7 @@ func (w *watchdog) run(sigs chan os.Signal) helperReport {
 	w.cleanup(sigs)
 	w.classify()
 	w.cg.remove()
+	w.pids.remove()
 	return w.rep
 }
 
@@ -210,6 +216,7 @@ func (w *watchdog) killAll(sig syscall.Signal) int {
 		n++
 	}
 	w.cg.kill()
+	w.pids.kill()
 	return n
 }
 
