@@ -31,7 +31,7 @@ func cmdDoctor(ctx context.Context, args []string, io stdio) int {
 		if err != nil {
 			return fail(io, fmt.Errorf("--execution-backend: %v: %w", err, engine.ErrInvalid))
 		}
-		rep := sandbox.Select(ctx, b)
+		rep := doctorReport(ctx, b)
 		printReport(io, rep, *asJSON)
 		if rep.Available {
 			return exitOK
@@ -39,6 +39,15 @@ func cmdDoctor(ctx context.Context, args []string, io stdio) int {
 		return exitAttention
 	}
 	return doctorAll(ctx, io, *asJSON)
+}
+
+// doctorReport probes one backend; only auto names a selected backend.
+func doctorReport(ctx context.Context, b sandbox.Backend) sandbox.Report {
+	rep := sandbox.Select(ctx, b)
+	if b != sandbox.Auto {
+		rep.Selected = ""
+	}
+	return rep
 }
 
 func printReport(io stdio, rep sandbox.Report, asJSON bool) {
@@ -65,7 +74,7 @@ func printReport(io stdio, rep sandbox.Report, asJSON bool) {
 func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 	var reports []sandbox.Report
 	for _, b := range []sandbox.Backend{sandbox.Bubblewrap, sandbox.ProotCooperative, sandbox.ProcessCooperative, sandbox.Auto} {
-		reports = append(reports, sandbox.Select(ctx, b))
+		reports = append(reports, doctorReport(ctx, b))
 	}
 	agents := map[string]string{}
 	for _, name := range []string{"codex", "python3"} {
