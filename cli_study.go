@@ -132,6 +132,9 @@ func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) err
 	set("judge-model", &given.JudgeModel, r.JudgeModel)
 	set("execution-backend", &given.ExecutionBackend, r.ExecutionBackend)
 	set("capabilities", &given.Capabilities, r.Capabilities)
+	if given.Capabilities != "" {
+		given.Capabilities, _ = filepath.Abs(given.Capabilities)
+	}
 	set("completion-policy", &given.CompletionPolicy, r.CompletionPolicy)
 	if f.fs.Changed("provider-config") {
 		given.ProviderConfig, _ = filepath.Abs(r.ProviderConfig)

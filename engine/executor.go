@@ -17,6 +17,7 @@ type RunFunc func(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error
 
 // executor admits queued experiments by CPU slots and memory and runs them.
 type executor struct {
+	k       Contract
 	c       Campaign
 	s       *store.Store
 	backend sandbox.Backend
@@ -177,7 +178,11 @@ func (e *executor) start(ctx context.Context, r Receipt) error {
 var errSkip = fmt.Errorf("skip")
 
 func (e *executor) execute(ctx context.Context, r Receipt) {
-	res, err := e.run(ctx, e.spec(r))
+	var res sandbox.Result
+	spec, err := e.spec(r)
+	if err == nil {
+		res, err = e.run(ctx, spec)
+	}
 	final := finishReceipt(r, res, err)
 	werr := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		if cur, err := getReceipt(tx, r.ID); err == nil {
@@ -208,13 +213,13 @@ func (e *executor) stoppedStatus() string {
 	return e.stopStatus
 }
 
-func (e *executor) spec(r Receipt) sandbox.Spec {
+func (e *executor) spec(r Receipt) (sandbox.Spec, error) {
 	sealed := make([]sandbox.SealedFile, 0, len(r.Inputs))
 	for rel, sum := range r.Inputs {
 		sealed = append(sealed, sandbox.SealedFile{Rel: rel, HostPath: e.c.SealedBlob(sum), SHA256: sum})
 	}
 	sort.Slice(sealed, func(i, j int) bool { return sealed[i].Rel < sealed[j].Rel })
-	return sandbox.Spec{
+	spec := sandbox.Spec{
 		Backend: e.backend, SelfExe: e.selfExe, RunDir: e.c.Scratch() + "/" + r.ID, ArtifactDir: e.c.ArtifactDir(r.ID),
 		Sealed: sealed, Command: commandFor(r), Outputs: r.Outputs,
 		Env:            map[string]string{"SIMJECTURE_EXPERIMENT": r.ID, "SIMJECTURE_CPU_SLOTS": fmt.Sprint(r.Resources.CPUs)},
@@ -224,6 +229,10 @@ func (e *executor) spec(r Receipt) sandbox.Spec {
 		MaxFileBytes:   r.Resources.MaxFileMB << 20,
 		WorkspaceBytes: 4 << 30,
 	}
+	if r.Capability != "" {
+		return spec, capabilitySpec(e.k, r, &spec)
+	}
+	return spec, nil
 }
 
 func commandFor(r Receipt) []string {

@@ -16,6 +16,8 @@ type Lab struct {
 	S     *store.Store
 	Cores int   // CPU cores admission may hand out
 	MemMB int64 // memory admission may hand out
+
+	contract *Contract // loaded on first need
 }
 
 // Call validates raw against the call's schema and runs it.

@@ -68,11 +68,9 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (any, error) {
 }
 
 func (l *Lab) prepareRun(a RunArgs) (Receipt, error) {
-	if a.Capability != "" {
-		return Receipt{}, fmt.Errorf("capability %q: this study has no capabilities configured: %w", a.Capability, ErrLab)
-	}
-	if a.Source == "" {
-		return Receipt{}, fmt.Errorf("run needs source (a program under research/): %w", ErrLab)
+	capSHA, err := l.checkCapability(a)
+	if err != nil {
+		return Receipt{}, err
 	}
 	outputs, err := checkOutputs(a.Outputs)
 	if err != nil {
@@ -95,24 +93,54 @@ func (l *Lab) prepareRun(a RunArgs) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	return l.newReceipt(a, stage, outputs, inputs, res, timeout)
+	r, err := l.newReceipt(a, stage, outputs, inputs, res, timeout, capSHA)
+	return r, err
 }
 
-func (l *Lab) newReceipt(a RunArgs, stage string, outputs []string, inputs map[string]string, res Resources, timeout float64) (Receipt, error) {
-	src, _ := cleanRel("source", a.Source)
+// checkCapability checks that a run names either a source or one of the
+// study's capabilities, and returns the capability's frozen hash.
+func (l *Lab) checkCapability(a RunArgs) (string, error) {
+	switch {
+	case a.Capability == "" && a.Source == "":
+		return "", fmt.Errorf("run needs source (a program under research/) or capability: %w", ErrLab)
+	case a.Capability == "":
+		return "", nil
+	case a.Source != "":
+		return "", fmt.Errorf("run takes source or capability, not both: %w", ErrLab)
+	}
+	if l.contract == nil {
+		k, err := LoadContract(context.Background(), l.S)
+		if err != nil {
+			return "", err
+		}
+		l.contract = &k
+	}
+	sum, ok := l.contract.CapabilityHashes[a.Capability]
+	if !ok {
+		return "", fmt.Errorf("capability %q is not one of this study's (%v): %w", a.Capability, sortedKeys(l.contract.CapabilityHashes), ErrLab)
+	}
+	return sum, nil
+}
+
+func (l *Lab) newReceipt(a RunArgs, stage string, outputs []string, inputs map[string]string, res Resources, timeout float64, capSHA string) (Receipt, error) {
+	src := ""
+	if a.Source != "" {
+		src, _ = cleanRel("source", a.Source)
+		src = filepath.ToSlash(src)
+	}
 	args := a.Args
 	if args == nil {
 		args = []string{}
 	}
 	identity := map[string]any{
 		"source": src, "source_sha256": inputs[src], "args": args, "inputs": inputs,
-		"outputs": outputs, "capability": a.Capability, "commitment": a.Commitment,
+		"outputs": outputs, "capability": a.Capability, "capability_sha256": capSHA, "commitment": a.Commitment,
 		"key": a.Key, "stage": stage,
 	}
 	id := shortHash("exp_", identity)
 	return Receipt{
 		ID: id, Status: ExpQueued, Machine: "local", Source: src, Args: args, Stage: stage,
-		Purpose: a.Purpose, Commitment: a.Commitment, Key: a.Key, Timeout: timeout, Resources: res,
+		Capability: a.Capability, CapabilitySHA256: capSHA, Purpose: a.Purpose, Commitment: a.Commitment, Key: a.Key, Timeout: timeout, Resources: res,
 		Inputs: inputs, Outputs: outputs, Artifacts: map[string]sandbox.Artifact{},
 		MissingOutputs: []string{}, RejectedOutputs: []sandbox.Rejected{}, InputMutations: []string{},
 		ArtifactDir: l.C.ArtifactDir(id), CreatedAt: time.Now().UTC(),
@@ -176,10 +204,13 @@ func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
 // outside it, and copies them into the sealed store.
 func (l *Lab) sealAll(source string, inputs, outputs []string) (map[string]string, error) {
 	out := map[string]string{}
-	all := append([]string{source}, inputs...)
+	all := inputs
+	if source != "" {
+		all = append([]string{source}, inputs...)
+	}
 	for i, p := range all {
 		what := "input"
-		if i == 0 {
+		if i == 0 && source != "" {
 			what = "source"
 		}
 		abs, rel, err := resolveUnder(l.C.Research(), what, p)
@@ -196,7 +227,7 @@ func (l *Lab) sealAll(source string, inputs, outputs []string) (map[string]strin
 		if err != nil {
 			return nil, err
 		}
-		if i == 0 && !exec && !strings.HasSuffix(rel, ".py") && !strings.HasSuffix(rel, ".sh") {
+		if what == "source" && !exec && !strings.HasSuffix(rel, ".py") && !strings.HasSuffix(rel, ".sh") {
 			return nil, fmt.Errorf("source %s is neither .py, .sh nor executable: %w", rel, ErrLab)
 		}
 		out[rel] = sum

@@ -50,6 +50,9 @@ func (sv *Supervisor) writeGuide(b *strings.Builder) {
 - The study completes when the root claim is supported, or falsified and a committed repair (lab commit) is supported.
 `)
 	fmt.Fprintf(b, "- Completion policy: %s. Execution backend: %s.\n", sv.k.CompletionPolicy, sv.k.ExecutionBackend)
+	if len(sv.k.CapabilityHashes) > 0 {
+		fmt.Fprintf(b, "- Capabilities (lab run with \"capability\" instead of \"source\"): %s.\n", strings.Join(sortedKeys(sv.k.CapabilityHashes), ", "))
+	}
 }
 
 func writeChanges(b *strings.Builder, evs []store.Event) {

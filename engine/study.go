@@ -96,9 +96,6 @@ func validateRequest(r *Request) error {
 	if r.Mode != "minimal" {
 		return fmt.Errorf("--mode %s is not available in this build yet; use minimal: %w", r.Mode, ErrInvalid)
 	}
-	if r.Capabilities != "" {
-		return fmt.Errorf("--capabilities is not available in this build yet: %w", ErrInvalid)
-	}
 	return resolveExecutable(r)
 }
 
@@ -156,6 +153,15 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 	if err := validateRequest(&r); err != nil {
 		return Contract{}, err
 	}
+	capHashes := map[string]string{}
+	if r.Capabilities != "" {
+		if r.Capabilities, err = filepath.Abs(r.Capabilities); err != nil {
+			return Contract{}, fmt.Errorf("--capabilities: %w", err)
+		}
+		if _, capHashes, err = LoadCapabilities(r.Capabilities); err != nil {
+			return Contract{}, err
+		}
+	}
 	report, err := resolveBackend(ctx, r.ExecutionBackend, probe)
 	if err != nil {
 		return Contract{}, err
@@ -164,7 +170,7 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 	k := Contract{
 		Mode: r.Mode, AgentBackend: r.AgentBackend, Model: r.Model, JudgeModel: r.JudgeModel,
 		Executable: r.Executable, ProviderConfig: r.ProviderConfig, ExecutionBackend: report.Selected, ExecutionProbe: report,
-		CapabilityHashes: map[string]string{}, HypothesisSHA256: hyp.sha, InstructionsSHA256: ins.sha,
+		Capabilities: r.Capabilities, CapabilityHashes: capHashes, HypothesisSHA256: hyp.sha, InstructionsSHA256: ins.sha,
 		CompletionPolicy: r.CompletionPolicy, WallSeconds: r.WallSeconds, TurnSeconds: r.TurnSeconds,
 		CreatedAt: now, Deadline: now.Add(time.Duration(r.WallSeconds) * time.Second),
 	}

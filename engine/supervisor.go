@@ -62,7 +62,7 @@ func Open(ctx context.Context, c Campaign, agent provider.Agent, opt Options) (*
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus()}
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
-	sup.exec = &executor{c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
+	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
 		memMB: opt.MemMB, run: opt.Run, notify: sup.Bus.Notify, running: map[string]*runningExp{}}
 	return sup, nil
 }

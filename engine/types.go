@@ -64,8 +64,9 @@ type Receipt struct {
 	Status           string                      `json:"status"`
 	IsolationBackend sandbox.Backend             `json:"isolation_backend"`
 	Machine          string                      `json:"machine"`
-	Source           string                      `json:"source"`
+	Source           string                      `json:"source"` // empty for a capability experiment
 	Capability       string                      `json:"capability,omitempty"`
+	CapabilitySHA256 string                      `json:"capability_sha256,omitempty"` // frozen manifest + runtime hash
 	Args             []string                    `json:"args"`
 	Stage            string                      `json:"stage"`
 	Purpose          string                      `json:"purpose,omitempty"`

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// capReceipt is the part of a receipt this test reads.
+type capReceipt struct {
+	ID               string   `json:"id"`
+	Status           string   `json:"status"`
+	Capability       string   `json:"capability"`
+	CapabilitySHA256 string   `json:"capability_sha256"`
+	Args             []string `json:"args"`
+	ArtifactDir      string   `json:"artifact_dir"`
+	Error            string   `json:"error"`
+	IsolationBackend string   `json:"isolation_backend"`
+}
+
+// TestCapability runs a small real capability (testdata/capability/trapz: a
+// trapezoid-rule integrator whose runtime is shown read-only at
+// /opt/simjecture-capabilities/trapz, with an environment variable naming
+// that virtual path) through `lab run {"capability": …}` under Bubblewrap,
+// checks its result, then changes one byte of the runtime and sees the next
+// capability experiment refuse to run.
+func TestCapability(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	runtime := filepath.Join(tmp, "runtime", "trapz")
+	copyTree(t, filepath.Join("testdata", "capability", "trapz"), runtime)
+	capDir := filepath.Join(tmp, "capabilities")
+	manifest := map[string]any{
+		"runtime": runtime, "executable": "bin/trapz",
+		"environment": map[string]string{"TRAPZ_HOME": "/opt/simjecture-capabilities/trapz"},
+		"description": "trapezoid rule for the integral of x^2 over [0, 1]",
+	}
+	body, _ := json.Marshal(manifest)
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(capDir, "trapz.json"), string(body))
+	agentPath := filepath.Join(tmp, "agent.sh")
+	copyExec(t, filepath.Join("testdata", "capability_agent.sh"), agentPath)
+	dir := filepath.Join(tmp, "study")
+	writeFile(t, filepath.Join(tmp, "h.txt"), "The trapezoid rule on x^2 converges at second order.\n")
+	writeFile(t, filepath.Join(tmp, "i.txt"), "Run the trapz capability.\n")
+
+	bad := sj(t, "", "study", "--campaign", filepath.Join(tmp, "bad"), "--hypothesis-file", filepath.Join(tmp, "h.txt"),
+		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
+		"--capabilities", filepath.Join(tmp, "nowhere"), "--batch")
+	if bad.code != 2 || len(lines(bad.stderr)) != 1 {
+		t.Fatalf("a missing capabilities folder must be refused with exit 2:\n%s", bad)
+	}
+
+	sup := start(t, "study", "--campaign", dir, "--hypothesis-file", filepath.Join(tmp, "h.txt"),
+		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
+		"--execution-backend", "bubblewrap", "--capabilities", capDir, "--wall-seconds", "120", "--turn-seconds", "30", "--batch")
+	waitFor(t, 10*time.Second, "the study's research folder", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "research"))
+		return err == nil
+	})
+	writeFile(t, filepath.Join(dir, "research", "plan.txt"), "1000\n")
+	first := waitCapability(t, dir, "1000", "succeeded")
+	out, err := os.ReadFile(filepath.Join(first.ArtifactDir, "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(out))
+	est, _ := strconv.ParseFloat(fields[1], 64)
+	if len(fields) != 3 || est < 0.3333 || est > 0.3334 || first.IsolationBackend != "bubblewrap" || first.CapabilitySHA256 == "" {
+		t.Fatalf("capability result %q, receipt %+v", out, first)
+	}
+
+	// One changed byte in the runtime: the next capability run refuses.
+	script := filepath.Join(runtime, "bin", "trapz")
+	b, _ := os.ReadFile(script)
+	if err := os.WriteFile(script, append(b, '\n'), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "research", "plan.txt"), "1000\n2000\n")
+	second := waitCapability(t, dir, "2000", "failed")
+	if !strings.Contains(second.Error, "changed since the study was created") {
+		t.Fatalf("a changed runtime must refuse to run: %+v", second)
+	}
+	r := sj(t, `{"capability":"nope","outputs":["x"]}`, "lab", "run", "--campaign", dir)
+	if r.code != 1 || !strings.Contains(r.stdout, "not one of this study's") {
+		t.Fatalf("unknown capability:\n%s", r)
+	}
+	if c := sj(t, "", "cancel", "--campaign", dir); c.code != 0 {
+		t.Fatalf("cancel:\n%s", c)
+	}
+	if res := sup.wait(t, 10*time.Second); res.code != 0 {
+		t.Fatalf("supervisor:\n%s", res)
+	}
+}
+
+func waitCapability(t *testing.T, dir, n, want string) capReceipt {
+	t.Helper()
+	var found capReceipt
+	waitFor(t, 30*time.Second, fmt.Sprintf("the trapz %s experiment to be %s", n, want), func() bool {
+		r := sj(t, "", "status", "--campaign", dir, "--json")
+		var snap struct{ Experiments []capReceipt }
+		if json.Unmarshal([]byte(r.stdout), &snap) != nil {
+			return false
+		}
+		for _, e := range snap.Experiments {
+			if e.Capability == "trapz" && len(e.Args) > 0 && e.Args[0] == n {
+				found = e
+				return e.Status == want
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+}

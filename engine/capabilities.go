@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// CapabilityRoot is where a capability's runtime appears inside the sandbox:
+// CapabilityRoot/<name>. The cooperative backends translate it to the host path.
+const CapabilityRoot = "/opt/simjecture-capabilities"
+
+// Capability is a manifest <name>.json in the capabilities folder: a runtime
+// folder on the host, the executable inside it, environment variables (which
+// may name virtual paths) and extra read-only mounts.
+type Capability struct {
+	Name           string            `json:"-"`
+	Runtime        string            `json:"runtime"`
+	Executable     string            `json:"executable"`
+	Environment    map[string]string `json:"environment"`
+	ReadOnlyMounts []CapabilityMount `json:"read_only_mounts"`
+	Description    string            `json:"description,omitempty"`
+}
+
+// CapabilityMount shows host folder Host read-only at Path inside the sandbox.
+type CapabilityMount struct {
+	Host string `json:"host"`
+	Path string `json:"path"`
+}
+
+var (
+	capabilityName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+	envName        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// LoadCapabilities reads every manifest in dir and returns them with their
+// hashes (manifest plus the content of the runtime folder).
+func LoadCapabilities(dir string) (map[string]Capability, map[string]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("capabilities %s: %w", dir, err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, nil, fmt.Errorf("capabilities folder %s does not exist: %w", dir, ErrInvalid)
+	}
+	caps, hashes := map[string]Capability{}, map[string]string{}
+	for _, p := range paths {
+		c, sum, err := loadCapability(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		caps[c.Name], hashes[c.Name] = c, sum
+	}
+	return caps, hashes, nil
+}
+
+func loadCapability(path string) (Capability, string, error) {
+	var c Capability
+	name := strings.TrimSuffix(filepath.Base(path), ".json")
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("capability %s: %s: %w", name, fmt.Sprintf(format, a...), ErrInvalid)
+	}
+	if !capabilityName.MatchString(name) {
+		return c, "", bad("the file name must match %s", capabilityName)
+	}
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return c, "", bad("%v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, "", bad("malformed manifest: %v", err)
+	}
+	c.Name = name
+	if err := checkCapability(c); err != nil {
+		return c, "", bad("%v", err)
+	}
+	runtimeSHA, err := DirectoryHash(c.Runtime)
+	if err != nil {
+		return c, "", bad("%v", err)
+	}
+	return c, hex.EncodeToString(sha256Of(canonicalJSON(map[string]any{"manifest": c, "runtime_sha256": runtimeSHA}))), nil
+}
+
+func sha256Of(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return sum[:]
+}
+
+func checkCapability(c Capability) error {
+	if !filepath.IsAbs(c.Runtime) {
+		return fmt.Errorf("runtime must be an absolute folder")
+	}
+	if st, err := os.Stat(c.Runtime); err != nil || !st.IsDir() {
+		return fmt.Errorf("runtime %s is not a folder", c.Runtime)
+	}
+	exe, err := cleanRel("executable", c.Executable)
+	if err != nil {
+		return err
+	}
+	st, err := os.Lstat(filepath.Join(c.Runtime, exe))
+	if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+		return fmt.Errorf("executable %s is not an executable file inside the runtime", c.Executable)
+	}
+	for k, v := range c.Environment {
+		if !envName.MatchString(k) || strings.ContainsRune(v, 0) {
+			return fmt.Errorf("environment variable %q is not valid", k)
+		}
+		if strings.Contains(v, c.Runtime) {
+			return fmt.Errorf("environment %s names the host runtime path; use %s/%s instead", k, CapabilityRoot, c.Name)
+		}
+	}
+	for _, m := range c.ReadOnlyMounts {
+		if !filepath.IsAbs(m.Host) || !filepath.IsAbs(m.Path) || reservedPath(m.Path) {
+			return fmt.Errorf("read-only mount %s → %s: both must be absolute, outside /work, /tmp, /proc and /dev", m.Host, m.Path)
+		}
+	}
+	return nil
+}
+
+func reservedPath(p string) bool {
+	for _, r := range []string{"/work", "/tmp", "/proc", "/dev", CapabilityRoot} {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return p == "/"
+}
+
+// DirectoryHash is the sha256 of "simjecture-directory-v1\n" followed by
+// one "path\0bytes\0sha256\n" line per regular file, sorted by path. A
+// symlink or special file inside the folder is an error.
+func DirectoryHash(dir string) (string, error) {
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("%s inside the runtime is not a regular file (symlinks are refused)", rel)
+		}
+		sum, size, err := hashFile(p)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, fmt.Sprintf("%s\x00%d\x00%s\n", filepath.ToSlash(rel), size, sum))
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hash runtime %s: %w", dir, err)
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	h.Write([]byte("simjecture-directory-v1\n"))
+	for _, l := range lines {
+		h.Write([]byte(l))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// capabilitySpec fills a sandbox spec for a capability experiment after
+// checking that the runtime is the one frozen with the study.
+func capabilitySpec(k Contract, r Receipt, spec *sandbox.Spec) error {
+	caps, hashes, err := LoadCapabilities(k.Capabilities)
+	if err != nil {
+		return fmt.Errorf("capability %s: %w", r.Capability, err)
+	}
+	c, ok := caps[r.Capability]
+	if !ok || hashes[r.Capability] != k.CapabilityHashes[r.Capability] {
+		return fmt.Errorf("capability %s: its runtime or manifest changed since the study was created; it refuses to run", r.Capability)
+	}
+	root := CapabilityRoot + "/" + c.Name
+	spec.Command = append([]string{root + "/" + filepath.ToSlash(filepath.Clean(c.Executable))}, r.Args...)
+	spec.ReadOnly = append(spec.ReadOnly, sandbox.Mount{Host: c.Runtime, Virtual: root})
+	for _, m := range c.ReadOnlyMounts {
+		spec.ReadOnly = append(spec.ReadOnly, sandbox.Mount{Host: m.Host, Virtual: m.Path})
+	}
+	for k, v := range c.Environment {
+		spec.Env[k] = v
+	}
+	return nil
+}
