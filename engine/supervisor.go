@@ -125,6 +125,9 @@ func (sv *Supervisor) Stop(status string) {
 // Run supervises the study until it stops and returns its final status.
 // ctx ending (SIGINT/SIGTERM) cancels the study.
 func (sv *Supervisor) Run(ctx context.Context) (string, error) {
+	// Cap the study's processes where the pids cgroup is writable (root);
+	// elsewhere the watchdog alone contains a fork bomb.
+	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)
 	if err := sv.begin(ctx); err != nil {
 		return "", err
 	}

@@ -168,3 +168,45 @@ func lastStamp(b *testing.B, out string) float64 {
 	}
 	return last
 }
+
+// launchRatio runs a trivial experiment under backend through Run and the
+// bare launcher, interleaved, and reports both and their ratio.
+func launchRatio(b *testing.B, backend Backend, bare func()) {
+	if os.Geteuid() == 0 {
+		b.Skip("cooperative backends refuse root: run bench/run.sh, which runs this as uid 65534")
+	}
+	spec := benchSpec(b, backend, "true")
+	var ours, base time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := Run(context.Background(), spec); err != nil {
+			b.Fatal(err)
+		}
+		ours += time.Since(start)
+		start = time.Now()
+		bare()
+		base += time.Since(start)
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((ours/n).Microseconds())/1000, "run-ms")
+	b.ReportMetric(float64((base/n).Microseconds())/1000, "bare-ms")
+	b.ReportMetric(float64(ours)/float64(base), "ratio")
+}
+
+// BenchmarkLaunchProot compares Run under proot-cooperative with `proot -r / true`.
+func BenchmarkLaunchProot(b *testing.B) {
+	launchRatio(b, ProotCooperative, func() {
+		if err := exec.Command("proot", "-r", "/", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkLaunchProcess compares Run under process-cooperative with a plain exec of true.
+func BenchmarkLaunchProcess(b *testing.B) {
+	launchRatio(b, ProcessCooperative, func() {
+		if err := exec.Command("true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

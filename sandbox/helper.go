@@ -133,10 +133,6 @@ func (w *watchdog) launch() error {
 		return fmt.Errorf("helper: start: %w", err)
 	}
 	w.target = pid
-	if err := w.pids.add(pid); err != nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		return fmt.Errorf("helper: %w", err)
-	}
 	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		return fmt.Errorf("helper: %w", err)

@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envTestHelper); mode != "" {
 		os.Exit(testHelperMode(mode))
 	}
+	// Like a supervisor, cap this test process's tree (fork-bomb tests), where writable.
+	_ = LimitProcesses(MaxProcesses)
 	code := m.Run()
 	cleanupShared()
 	os.Exit(code)

@@ -32,7 +32,6 @@ type watchdog struct {
 	graceUntil  time.Time
 	killing     bool
 	cg          *cgroup
-	pids        *pidsCgroup
 }
 
 func newWatchdog(cfg helperConfig) *watchdog {
@@ -42,15 +41,14 @@ func newWatchdog(cfg helperConfig) *watchdog {
 // run launches the target, supervises it until it exits and cleans up.
 func (w *watchdog) run(sigs chan os.Signal) helperReport {
 	w.cg = newCgroup(w.cfg.memory)
-	if w.cg == nil {
-		w.pids = newPidsCgroup(MaxProcesses)
+	w.rep.Containment = w.cg.kind()
+	if w.cg == nil && inStudyPidsCgroup() {
+		w.rep.Containment = ContainmentPids
 	}
-	w.rep.Containment = w.pids.kind(w.cg.kind())
 	w.start = time.Now()
 	if err := w.launch(); err != nil {
 		w.rep.Error = err.Error()
 		w.cg.remove()
-		w.pids.remove()
 		return w.rep
 	}
 	w.sample(false)
@@ -58,7 +56,6 @@ func (w *watchdog) run(sigs chan os.Signal) helperReport {
 	w.cleanup(sigs)
 	w.classify()
 	w.cg.remove()
-	w.pids.remove()
 	return w.rep
 }
 
@@ -216,7 +213,6 @@ func (w *watchdog) killAll(sig syscall.Signal) int {
 		n++
 	}
 	w.cg.kill()
-	w.pids.kill()
 	return n
 }
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints the figures docs/benchmarks.md reports.
+# Each figure is a ratio against a baseline measured in the same run. The
+# cooperative backends refuse root, so their launch benchmarks run as uid
+# 65534 (through setpriv) when this script runs as root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+N=${BENCH_N:-30}
+go test -c -o "$out/sandbox.test" ./sandbox/
+chmod 755 "$out" "$out/sandbox.test"
+
+echo "== engine: one trivial experiment through lab run → receipt vs bare bwrap"
+go test -run '^$' -bench 'TrivialExperiment' -benchtime "${N}x" ./engine/ | grep Benchmark
+echo "== sandbox: launch, sealing, watchdog"
+(cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'LaunchBubblewrap|WatchdogSample|MemoryDetection' -test.benchtime "${N}x" | grep Benchmark)
+SIMJECTURE_BENCH_SEAL_MB=${SEAL_MB:-1024} bash -c "cd sandbox && '$out/sandbox.test' -test.run '^\$' -test.bench 'Seal1GiB' -test.benchtime 3x | grep Benchmark"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  echo "== sandbox: cooperative launch (as uid 65534)"
+  (cd sandbox && setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME=/tmp TMPDIR=/tmp \
+    "$out/sandbox.test" -test.run '^$' -test.bench 'LaunchProot|LaunchProcess' -test.benchtime "${N}x" | grep Benchmark)
+else
+  (cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'LaunchProot|LaunchProcess' -test.benchtime "${N}x" | grep Benchmark)
+fi
+echo "== engine: supervisor memory over 3000 experiments"
+go test -run '^$' -bench 'SupervisorMemory' -benchtime 1x ./engine/ | grep Benchmark
+echo "== tui: bridge and Update under 10,000 events/s"
+go test -run '^$' -bench 'BridgeFlood' -benchtime 20000x ./tui/ | grep Benchmark
