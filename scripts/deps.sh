@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Installs the system packages simjecture needs: bubblewrap (the default
-# isolation backend), proot (the cooperative fallback), python3 (the demo's
-# simulations), tmux and util-linux's setpriv (tests). Uses apt-get when root;
+# Installs the system packages simjecture needs, with apt-get when root;
 # otherwise says what is missing.
+#   deps.sh run   bubblewrap (the default isolation backend), proot (the
+#                 cooperative fallback) and python3 (the demo's simulations)
+#   deps.sh test  the same plus tmux (TUI tests), util-linux's setpriv
+#                 (tests as an unprivileged uid) and npm (the Codex CLI test)
 set -euo pipefail
 need=()
-command -v bwrap   >/dev/null 2>&1 || need+=(bubblewrap)
-command -v proot   >/dev/null 2>&1 || need+=(proot)
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v proot >/dev/null 2>&1 || need+=(proot)
 [ -x /usr/bin/python3 ] || need+=(python3)
-command -v tmux    >/dev/null 2>&1 || need+=(tmux)
-command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+if [ "${1:-run}" = test ]; then
+  command -v tmux    >/dev/null 2>&1 || need+=(tmux)
+  command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+  command -v npm     >/dev/null 2>&1 || need+=(npm)
+fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
