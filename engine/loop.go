@@ -241,6 +241,11 @@ func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 		} else {
 			st.IdleStreak++
 			_, err = tx.Append("idle_turn", map[string]int{"streak": st.IdleStreak})
+			if err == nil && st.IdleStreak%3 == 0 && st.WorkerCursor != "" {
+				// Three idle turns in a row: start a fresh session with the full guide.
+				st.WorkerCursor, st.SessionRecoveries = "", st.SessionRecoveries+1
+				_, err = tx.Append("session_recovery", map[string]int{"idle_streak": st.IdleStreak, "recoveries": st.SessionRecoveries})
+			}
 		}
 		idle = st.IdleStreak
 		return err
@@ -252,7 +257,7 @@ func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 	if active > 0 {
 		return ""
 	}
-	return sv.sleep(ctx, IdlePause(idle))
+	return sv.sleep(ctx, sv.opt.IdlePause(idle))
 }
 
 // IdlePause is the pause after the n-th idle turn in a row: 1, 2, 4 … 60 s.

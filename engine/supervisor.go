@@ -22,6 +22,7 @@ type Options struct {
 	MemMB      int64                     // memory for admission (the machine's memory)
 	HarnessMax int                       // consecutive harness errors before pausing (3)
 	Backoff    func(n int) time.Duration // wait after n consecutive provider failures (Backoff)
+	IdlePause  func(n int) time.Duration // pause after the n-th idle turn in a row (IdlePause)
 }
 
 // Supervisor owns one running study.
@@ -85,6 +86,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.Backoff == nil {
 		o.Backoff = Backoff
+	}
+	if o.IdlePause == nil {
+		o.IdlePause = IdlePause
 	}
 	return o
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,4 +232,58 @@ func countEvents(t *testing.T, s *store.Store, typ string) int {
 		return err
 	})
 	return n
+}
+
+func TestSupervisorIdleTurnsGetRecoveryAndAFreshSession(t *testing.T) {
+	c, s := newTestStudy(t, nil)
+	var prompts []string
+	var cursors []string
+	var sv *Supervisor
+	agent := &fakeAgent{review: approve}
+	agent.worker = func(n int) provider.Outcome {
+		if n == 5 {
+			sv.Stop(StatusPaused)
+		}
+		return provider.Outcome{Cursor: "thread-1"}
+	}
+	rec := &recordingAgent{inner: agent, prompts: &prompts, cursors: &cursors}
+	var err error
+	sv, err = Open(context.Background(), c, rec, Options{Run: fakeRun, Cores: 2,
+		IdlePause: func(int) time.Duration { return time.Millisecond }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	if _, err := sv.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts) < 5 {
+		t.Fatalf("only %d turns", len(prompts))
+	}
+	if !strings.Contains(prompts[2], "RECOVERY") {
+		t.Errorf("turn 3 after two idle turns has no recovery text:\n%s", prompts[2])
+	}
+	// After three idle turns the cursor is dropped: turn 4 starts a fresh session with the guide.
+	if cursors[3] != "" || !strings.Contains(prompts[3], "# Hypothesis") || cursors[1] != "thread-1" {
+		t.Errorf("cursors %q; turn 4 prompt:\n%s", cursors, prompts[3])
+	}
+	if n := countEvents(t, s, "session_recovery"); n != 1 {
+		t.Errorf("session_recovery events: %d", n)
+	}
+}
+
+// recordingAgent records each worker turn's prompt and cursor.
+type recordingAgent struct {
+	inner            provider.Agent
+	prompts, cursors *[]string
+}
+
+func (r *recordingAgent) Name() string { return "recording" }
+
+func (r *recordingAgent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome, error) {
+	if t.Role == provider.RoleWorker {
+		*r.prompts = append(*r.prompts, t.Prompt)
+		*r.cursors = append(*r.cursors, t.Cursor)
+	}
+	return r.inner.RunTurn(ctx, t)
 }

@@ -173,17 +173,19 @@ type ProviderState struct {
 
 // SupervisorState is the mutable supervisor record.
 type SupervisorState struct {
-	Status        string        `json:"status"`
-	Activity      string        `json:"activity"`
-	Turn          int           `json:"turn"`
-	IdleStreak    int           `json:"idle_streak"`
-	HarnessErrors int           `json:"harness_errors"`
-	LastError     string        `json:"last_error,omitempty"`
-	WorkerCursor  string        `json:"worker_cursor,omitempty"`
-	LastPromptSeq int64         `json:"last_prompt_seq"`
-	Provider      ProviderState `json:"provider"`
-	PID           int           `json:"pid,omitempty"`
-	HeartbeatAt   *time.Time    `json:"heartbeat_at,omitempty"`
+	Status        string `json:"status"`
+	Activity      string `json:"activity"`
+	Turn          int    `json:"turn"`
+	IdleStreak    int    `json:"idle_streak"`
+	HarnessErrors int    `json:"harness_errors"`
+	LastError     string `json:"last_error,omitempty"`
+	WorkerCursor  string `json:"worker_cursor,omitempty"`
+	LastPromptSeq int64  `json:"last_prompt_seq"`
+	// SessionRecoveries counts fresh sessions started after idle turns.
+	SessionRecoveries int           `json:"session_recoveries"`
+	Provider          ProviderState `json:"provider"`
+	PID               int           `json:"pid,omitempty"`
+	HeartbeatAt       *time.Time    `json:"heartbeat_at,omitempty"`
 }
 
 // Usage is the token total over every agent thread; unknown stays null.
