@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/mattn/go-isatty"
@@ -81,6 +82,9 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return fail(io, err)
 	}
+	if err := checkEnvDefaults(f.fs); err != nil {
+		return fail(io, err)
+	}
 	c, err := engine.NewCampaign(f.campaign)
 	if err != nil {
 		return fail(io, err)
@@ -93,6 +97,37 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	return supervise(ctx, c, f.batch, f.jsonl, io)
+}
+
+// checkEnvDefaults validates the values taken from SIMJECTURE_DEFAULT_*
+// variables before use, naming the variable (an explicit flag wins).
+func checkEnvDefaults(fs *pflag.FlagSet) error {
+	checks := []struct {
+		flag, env string
+		allowed   []string
+	}{
+		{"execution-backend", "SIMJECTURE_DEFAULT_EXECUTION_BACKEND", []string{"auto", "bubblewrap", "proot-cooperative", "process-cooperative"}},
+		{"backend", "SIMJECTURE_DEFAULT_BACKEND", engine.AgentBackends},
+	}
+	for _, c := range checks {
+		v := os.Getenv(c.env)
+		if v == "" || fs.Changed(c.flag) {
+			continue
+		}
+		ok := false
+		for _, a := range c.allowed {
+			ok = ok || a == v
+		}
+		if !ok {
+			return fmt.Errorf("%s=%q: choose one of %s: %w", c.env, v, strings.Join(c.allowed, ", "), engine.ErrInvalid)
+		}
+	}
+	if d := os.Getenv("SIMJECTURE_DEFAULT_CAPABILITIES"); d != "" && !fs.Changed("capabilities") {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return fmt.Errorf("SIMJECTURE_DEFAULT_CAPABILITIES=%q is not a folder: %w", d, engine.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // createStudy checks what only main can check (the api connection file)
