@@ -142,12 +142,17 @@ func (m *ProcMonitor) Sample(roots []int, backend string) ([]ProcSample, error) 
 }
 
 // roleOf decides a process's role from its parent's: the roots are the
-// supervisor, a sandbox helper starts an experiment subtree, anything else
-// a supervisor starts is the agent (worker or reviewer).
+// supervisor, the sandbox runner holds the experiment subtrees (each child
+// of it is one experiment, named by its run folder), anything else a
+// supervisor starts is the agent (worker or reviewer).
 func roleOf(st procStat, depth int, parentRole, parentExp string) (string, string) {
 	switch {
 	case depth == 0:
 		return RoleSupervisor, ""
+	case parentRole == RoleExperiment && parentExp == "" && st.experiment != "":
+		// A run started by the shared sandbox runner: its launcher's
+		// arguments name the run folder, which is named after the experiment.
+		return RoleExperiment, st.experiment
 	case parentRole == RoleExperiment:
 		return RoleExperiment, parentExp
 	case strings.Contains(st.cmdline, helperMarker):

@@ -136,3 +136,28 @@ func TestProcMonitorRealChild(t *testing.T) {
 	}
 	t.Fatalf("the child %d is not among the sampled rows %+v", cmd.Process.Pid, rows)
 }
+
+// TestProcMonitorSharedRunner attributes each child of the shared sandbox
+// runner (`__sandbox-runner --serve`) to its own experiment.
+func TestProcMonitorSharedRunner(t *testing.T) {
+	t.Parallel()
+	p := newFakeProc(t)
+	p.put(100, 1, "simjecture study --campaign /c", 10, 100)
+	p.put(110, 100, "simjecture __sandbox-runner --serve --parent-pid 100", 0, 10)
+	p.put(111, 110, "bwrap --bind /c/supervisor/run/exp_one/work /work sh", 0, 10)
+	p.put(112, 111, "python3 sim.py", 0, 10)
+	p.put(113, 110, "bwrap --bind /c/supervisor/run/exp_two/work /work sh", 0, 10)
+	m := &ProcMonitor{Proc: p.dir, Now: func() time.Time { return time.Unix(1000, 0) }}
+	rows, err := m.Sample([]int{100}, "bubblewrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range rows {
+		got = append(got, fmt.Sprintf("%d:%s:%s", s.PID, s.Role, s.Experiment))
+	}
+	want := "100:supervisor: 110:experiment: 111:experiment:exp_one 112:experiment:exp_one 113:experiment:exp_two"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}

@@ -122,7 +122,7 @@ func BenchmarkWatchdogSample(b *testing.B) {
 			_ = c.Wait()
 		}
 	}()
-	w := newWatchdog(helperConfig{})
+	w := newWatchdog(helperConfig{}, newServer(os.Getppid()), 1)
 	for b.Loop() {
 		w.sample(false)
 	}

@@ -31,7 +31,8 @@ type cgroup struct {
 
 // newCgroup creates a child of our own cgroup with memory.max set, or
 // returns nil when cgroup v2 is absent or not writable (cgroup v1 hosts).
-func newCgroup(memory int64) *cgroup {
+// tag makes the name unique among the runs of one runner.
+func newCgroup(memory int64, tag uint64) *cgroup {
 	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err != nil {
 		return nil
 	}
@@ -39,7 +40,7 @@ func newCgroup(memory int64) *cgroup {
 	if err != nil {
 		return nil
 	}
-	dir := filepath.Join(cgroupRoot, own, fmt.Sprintf("simjecture-run-%d", os.Getpid()))
+	dir := filepath.Join(cgroupRoot, own, fmt.Sprintf("simjecture-run-%d-%d", os.Getpid(), tag))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}

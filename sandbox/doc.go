@@ -14,18 +14,26 @@
 // # Running
 //
 // Run copies the sealed source and inputs into a private work folder,
-// checking each copy against its recorded hash, and then starts our own
-// binary in a hidden helper mode (HelperArg, dispatched by main through
-// HelperMain). The helper is a child subreaper with PR_SET_PDEATHSIG: it
-// starts the backend's launcher in a new session behind a start barrier (a
-// /bin/sh blocked on a pipe), sets its RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS
-// and RLIMIT_CORE with prlimit(2), and only then lets it exec the launcher. The helper samples the
-// resident memory of the whole process tree every 50 ms, measures the
-// workspace about every 500 ms, enforces the wall-time limit (SIGTERM, 2 s,
-// SIGKILL), remembers every descendant by pid and start time, and kills every
-// one still alive when the target exits, when the run is cancelled and when
-// the host process dies. It prints one JSON line for Run. Where a writable
-// cgroup v2 is delegated it also uses memory.max and cgroup.kill.
+// checking each copy against its recorded hash, and then hands the run to a
+// persistent runner: our own binary in a hidden helper mode (HelperArg
+// --serve, dispatched by main through HelperMain), started once per SelfExe
+// per host process and restarted if it died. Run writes one JSON request
+// line (start or cancel) to its stdin and reads one reply line per finished
+// run. The runner is a child subreaper with PR_SET_PDEATHSIG; a central
+// SIGCHLD reaper hands each target's status to that run's watchdog. Each
+// watchdog starts the backend's launcher in a new session behind a start
+// barrier (a /bin/sh blocked on a pipe), sets its RLIMIT_CPU, RLIMIT_FSIZE,
+// RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and RLIMIT_RTTIME as the run's
+// tag), and only then lets it exec the launcher. It samples the resident
+// memory of the run's tree (the launcher's descendants and the orphans that
+// belong to the run, see server.claims) every 50 ms, measures the workspace
+// about every 500 ms, enforces the wall-time limit (SIGTERM, 2 s, SIGKILL),
+// remembers every process by pid and start time, and kills every one still
+// alive when the target exits and when the run is cancelled. When the host
+// process dies or closes the runner's stdin, the runner kills every run's
+// tree and exits. Where a writable cgroup v2 is delegated it also uses
+// memory.max and cgroup.kill. Without --serve the helper runs one experiment
+// and prints one JSON report line.
 //
 // After the run, Run re-hashes the sealed copies (content and mode), collects
 // the declared outputs that are plain files inside the work folder, and keeps

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,40 +39,76 @@ type helperReport struct {
 
 // HelperMain runs the hidden helper modes of our binary and returns the exit
 // code. args are the arguments after HelperArg (a leading HelperArg is
-// tolerated). It starts the target in its own session behind a start barrier
-// (see launch), sets the target's rlimits, watches its process tree, enforces
-// the limits, kills every descendant at the end and prints one JSON line.
+// tolerated). With --serve --parent-pid P it is the persistent runner (see
+// serveMain); otherwise it runs one experiment: it starts the target in its
+// own session behind a start barrier (see launch), sets the target's
+// rlimits, watches its process tree, enforces the limits, kills every
+// descendant at the end and prints one JSON line.
 func HelperMain(args []string) int {
 	if len(args) > 0 && args[0] == HelperArg {
 		args = args[1:]
+	}
+	if len(args) > 0 && args[0] == serveArg {
+		return serveMain(args[1:])
 	}
 	cfg, err := parseHelperArgs(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return exitUsage
 	}
-	// The target inherits Pdeathsig from the thread that forks it; this
-	// goroutine keeps its thread for the helper's whole life.
-	runtime.LockOSThread()
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
-	if os.Getppid() != cfg.parentPID {
+	if !becomeRunner(cfg.parentPID) {
 		return exitParentGone
 	}
-	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
-	rep := newWatchdog(cfg).run(sigs)
+	rep := oneShot(cfg)
 	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
 		return 1
 	}
 	return 0
 }
 
+// becomeRunner sets PR_SET_PDEATHSIG (SIGTERM; the host also sets it at
+// fork) and makes us a child subreaper. It reports false when the parent is
+// already gone.
+func becomeRunner(parentPID int) bool {
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
+	if os.Getppid() != parentPID {
+		return false
+	}
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	return true
+}
+
+// oneShot runs one experiment; SIGTERM or SIGINT cancels it, or stops it
+// as for a dead parent when the parent is gone.
+func oneShot(cfg helperConfig) helperReport {
+	srv := newServer(cfg.parentPID)
+	w := newWatchdog(cfg, srv, 1)
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(done)
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				srv.onSignal(s, w.requestCancel)
+			}
+		}
+	})
+	return w.run()
+}
+
 // setLimits applies RLIMIT_CPU (soft cpu, hard cpu+1), RLIMIT_FSIZE,
-// RLIMIT_AS and RLIMIT_CORE=0 to process pid (prlimit(2)). A zero value
-// leaves that limit alone. Limits are clamped to the current hard limit,
+// RLIMIT_AS and RLIMIT_CORE=0 to process pid (prlimit(2)), and tags it with
+// RLIMIT_RTTIME = rtTagBase+tag (see runTag). A zero value leaves that limit
+// alone. Limits are clamped to the current hard limit,
 // which an unprivileged process cannot raise. RLIMIT_NOFILE is never touched.
-func setLimits(pid int, cpu, fsize, as uint64) error {
+func setLimits(pid int, cpu, fsize, as, tag uint64) error {
 	type lim struct {
 		res        int
 		soft, hard uint64
@@ -86,6 +122,9 @@ func setLimits(pid int, cpu, fsize, as uint64) error {
 	}
 	if as > 0 {
 		all = append(all, lim{unix.RLIMIT_AS, as, as})
+	}
+	if tag > 0 {
+		all = append(all, lim{unix.RLIMIT_RTTIME, rtTagBase + tag, rtTagBase + tag})
 	}
 	for _, l := range all {
 		var cur unix.Rlimit
@@ -128,12 +167,17 @@ func (w *watchdog) launch() error {
 	w.cg.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
 		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), gate.Fd()}}
-	pid, err := syscall.ForkExec("/bin/sh", argv, attr)
+	pid, err := w.srv.forkTarget(w, func() (int, error) {
+		// The target's Pdeathsig follows the forking thread; the runner
+		// never locks a goroutine to a thread, so none of its threads ends
+		// before it does.
+		return syscall.ForkExec("/bin/sh", argv, attr)
+	})
 	if err != nil {
 		return fmt.Errorf("helper: start: %w", err)
 	}
 	w.target = pid
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit); err != nil {
+	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.id); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		return fmt.Errorf("helper: %w", err)
 	}

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	// Like a supervisor, cap this test process's tree (fork-bomb tests), where writable.
 	_ = LimitProcesses(MaxProcesses)
 	code := m.Run()
+	CloseRunners()
 	cleanupShared()
 	os.Exit(code)
 }
@@ -36,6 +37,7 @@ func testHelperMode(mode string) int {
 			return 2
 		}
 		res, err := Run(signalContext(), spec)
+		CloseRunners()
 		out = runOutput{Result: res, Err: errString(err)}
 	case "probe":
 		out = Probe(signalContext(), Backend(os.Args[1]))

@@ -13,6 +13,7 @@ import (
 // procStat is the part of /proc/<pid>/stat the watchdog needs.
 type procStat struct {
 	state    byte
+	sid      int    // session id
 	cpuTicks uint64 // utime + stime
 	start    uint64 // starttime, in clock ticks since boot
 }
@@ -44,7 +45,8 @@ func readStat(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
-	return procStat{state: f[0][0], cpuTicks: ut + st, start: start}, nil
+	sid, _ := strconv.Atoi(string(f[3]))
+	return procStat{state: f[0][0], sid: sid, cpuTicks: ut + st, start: start}, nil
 }
 
 // readRSS returns the resident bytes of pid from /proc/<pid>/statm, or 0.

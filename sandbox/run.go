@@ -1,22 +1,17 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"time"
 )
 
-// helperWaitDelay is how long Run waits for the helper after asking it to
-// stop before killing it: the helper's own grace plus its final sweep.
+// helperWaitDelay is how long Run waits for a run's report after sending
+// the cancel request: the watchdog's own grace plus its final sweep.
 const helperWaitDelay = termGrace + 8*time.Second
 
 // prootMinFileBytes is the smallest RLIMIT_FSIZE PRoot can start under: it
@@ -122,33 +117,28 @@ func helperFor(s Spec, lay layout) (helperConfig, error) {
 	return cfg, nil
 }
 
-// runHelper starts our binary in helper mode and turns its report into a
-// Result.
+// runHelper runs cfg on the persistent runner of s.SelfExe (started on
+// first use, restarted when it died) and turns its report into a Result.
+// Cancelling ctx sends a cancel request; after helperWaitDelay without a
+// report the run counts as cancelled.
 func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, s.SelfExe, append([]string{HelperArg}, cfg.args()...)...)
-	cmd.Env = []string{}
-	cmd.Stdout, cmd.Stderr = &stdout, &limitedWriter{buf: &stderr, n: 64 << 10}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = helperWaitDelay
 	res := Result{Backend: s.Backend, StartedAt: time.Now().UTC()}
-	// Pdeathsig follows the thread that forks the helper.
-	runtime.LockOSThread()
-	err := cmd.Start()
-	runtime.UnlockOSThread()
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("%w: start: %w", ErrHelper, err)
 	}
-	waitErr := cmd.Wait()
+	c, id, ch, err := submit(s.SelfExe, cfg)
+	if err != nil {
+		return res, err
+	}
+	rep, ok, cancelled := awaitReport(ctx, c, id, ch)
 	res.FinishedAt = time.Now().UTC()
-	rep, perr := parseReport(stdout.Bytes())
 	switch {
-	case perr != nil && ctx.Err() != nil:
+	case !ok && cancelled:
 		res.Cancelled = true
 		return res, nil
-	case perr != nil:
-		return res, fmt.Errorf("%w: %w: %w: %s", ErrHelper, perr, waitErr, tail(stderr.Bytes(), 2000))
+	case !ok:
+		<-c.dead
+		return res, fmt.Errorf("%w: %w", ErrHelper, c.err)
 	case rep.Error != "":
 		return res, fmt.Errorf("%w: %s", ErrHelper, rep.Error)
 	}
@@ -156,13 +146,42 @@ func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
 	return res, nil
 }
 
-func parseReport(out []byte) (helperReport, error) {
-	var rep helperReport
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	if err := json.Unmarshal(lines[len(lines)-1], &rep); err != nil {
-		return rep, fmt.Errorf("no report: %w", err)
+// submit sends cfg to the runner of self, starting a new runner once
+// when the current one died before it took the request.
+func submit(self string, cfg helperConfig) (*runnerClient, uint64, <-chan helperReport, error) {
+	var err error
+	for range 2 {
+		var c *runnerClient
+		if c, err = runnerFor(self); err != nil {
+			return nil, 0, nil, err
+		}
+		id, ch, serr := c.start(cfg)
+		if serr == nil {
+			return c, id, ch, nil
+		}
+		err = serr
 	}
-	return rep, nil
+	return nil, 0, nil, err
+}
+
+// awaitReport waits for run id's report, sending a cancel request when ctx
+// ends. ok is false when no report came: the runner died, or it did not
+// answer within helperWaitDelay of the cancel.
+func awaitReport(ctx context.Context, c *runnerClient, id uint64, ch <-chan helperReport) (rep helperReport, ok, cancelled bool) {
+	select {
+	case rep, ok = <-ch:
+		return rep, ok, false
+	case <-ctx.Done():
+	}
+	c.cancel(id)
+	timer := time.NewTimer(helperWaitDelay)
+	defer timer.Stop()
+	select {
+	case rep, ok = <-ch:
+		return rep, ok, true
+	case <-timer.C:
+		return rep, false, true
+	}
 }
 
 func applyReport(res *Result, rep helperReport, ctxDone bool) {
@@ -184,24 +203,4 @@ func applyReport(res *Result, rep helperReport, ctxDone bool) {
 		rc := *rep.ExitCode
 		res.ReturnCode = &rc
 	}
-}
-
-// limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	buf *bytes.Buffer
-	n   int
-}
-
-func (w *limitedWriter) Write(p []byte) (int, error) {
-	if room := w.n - w.buf.Len(); room > 0 {
-		w.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -17,12 +16,17 @@ const (
 	cleanupRetries = 100                    // × sampleEvery: give up on survivors after ≈5 s
 )
 
-// watchdog is the helper's state: the target, every descendant it has seen
+// watchdog is one run's state: the target, every process of the run it has seen
 // (pid → start time) and what it found.
 type watchdog struct {
 	cfg         helperConfig
-	self        int
+	id          uint64
+	srv         *server
+	exit        chan waitResult // the target's status, from the reaper
+	cancel      chan struct{}   // a cancel request (SIGTERM in one-shot mode)
+	wake        chan struct{}   // the reaper collected an orphan
 	target      int
+	startTicks  uint64 // the target's start time
 	seen        map[int]uint64
 	rep         helperReport
 	exited      bool
@@ -34,13 +38,16 @@ type watchdog struct {
 	cg          *cgroup
 }
 
-func newWatchdog(cfg helperConfig) *watchdog {
-	return &watchdog{cfg: cfg, self: os.Getpid(), seen: map[int]uint64{}}
+func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
+	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{},
+		exit: make(chan waitResult, 1), cancel: make(chan struct{}, 2), wake: make(chan struct{}, 1)}
 }
 
 // run launches the target, supervises it until it exits and cleans up.
-func (w *watchdog) run(sigs chan os.Signal) helperReport {
-	w.cg = newCgroup(w.cfg.memory)
+func (w *watchdog) run() helperReport {
+	w.srv.begin(w)
+	defer w.srv.end(w)
+	w.cg = newCgroup(w.cfg.memory, w.id)
 	w.rep.Containment = w.cg.kind()
 	if w.cg == nil && inStudyPidsCgroup() {
 		w.rep.Containment = ContainmentPids
@@ -52,22 +59,28 @@ func (w *watchdog) run(sigs chan os.Signal) helperReport {
 		return w.rep
 	}
 	w.sample(false)
-	w.loop(sigs)
-	w.cleanup(sigs)
+	w.loop()
+	w.cleanup()
 	w.classify()
 	w.cg.remove()
 	return w.rep
 }
 
-func (w *watchdog) loop(sigs chan os.Signal) {
+func (w *watchdog) loop() {
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
 	deadline := time.NewTimer(w.cfg.timeout)
 	defer deadline.Stop()
+	gone := w.srv.gone
 	for n := 1; !w.exited; {
 		select {
-		case s := <-sigs:
-			w.onSignal(s)
+		case r := <-w.exit:
+			w.finish(r.ws, &r.ru)
+		case <-w.cancel:
+			w.onCancel()
+		case <-gone:
+			gone = nil
+			w.parentGone()
 		case <-tick.C:
 			n++
 			w.onTick(n%slowEvery == 0)
@@ -79,12 +92,10 @@ func (w *watchdog) loop(sigs chan os.Signal) {
 	}
 }
 
-func (w *watchdog) onSignal(s os.Signal) {
+// onCancel handles a cancel request: SIGTERM to the tree with a short
+// grace, or SIGKILL at once when the tree is already being terminated.
+func (w *watchdog) onCancel() {
 	switch {
-	case s == syscall.SIGCHLD:
-		w.reap()
-	case os.Getppid() != w.cfg.parentPID:
-		w.parentGone()
 	case w.terminating:
 		w.rep.Cancelled = true
 		w.killing = true
@@ -96,11 +107,11 @@ func (w *watchdog) onSignal(s os.Signal) {
 }
 
 func (w *watchdog) onTick(slow bool) {
-	if os.Getppid() != w.cfg.parentPID {
+	if !w.srv.parentAlive() {
 		w.parentGone()
 		return
 	}
-	w.reap()
+	w.srv.reap()
 	w.sample(slow)
 	if w.cfg.memory > 0 && w.lastRSS > w.cfg.memory {
 		w.setLimit(LimitMemory)
@@ -122,10 +133,10 @@ func (w *watchdog) onTick(slow bool) {
 // it has ended, its orphans are our children (we are their subreaper) and
 // are killed so that PRoot exits with the experiment's status.
 func (w *watchdog) watchTracee() {
-	if len(children(w.target, nil)) > 0 {
+	if w.exited || len(children(w.target, nil)) > 0 {
 		return
 	}
-	for _, pid := range descendants(w.self) {
+	for _, pid := range w.tree() {
 		if st, err := readStat(pid); err == nil && pid != w.target {
 			w.seen[pid] = st.start
 			signalIfSame(pid, st.start, syscall.SIGKILL)
@@ -155,7 +166,7 @@ func (w *watchdog) terminate(grace time.Duration) {
 	w.terminating = true
 	w.graceUntil = time.Now().Add(grace)
 	w.rep.KilledByUs = true
-	for _, pid := range descendants(w.self) {
+	for _, pid := range w.tree() {
 		st, err := readStat(pid)
 		if err != nil {
 			continue
@@ -171,7 +182,7 @@ func (w *watchdog) terminate(grace time.Duration) {
 // A slow sample also reads CPU times and measures the workspace.
 func (w *watchdog) sample(slow bool) {
 	var rss int64
-	for _, pid := range descendants(w.self) {
+	for _, pid := range w.tree() {
 		start, known := w.seen[pid]
 		if !known || slow {
 			st, err := readStat(pid)
@@ -187,9 +198,22 @@ func (w *watchdog) sample(slow bool) {
 	w.lastRSS = rss
 	w.rep.Samples++
 	w.rep.PeakRSS = max(w.rep.PeakRSS, rss)
+	if slow {
+		w.forgetGone()
+	}
 	if slow && w.cfg.workspace > 0 && dirBytes(w.cfg.watch) > w.cfg.workspace {
 		w.setLimit(LimitWorkspace)
 		w.killing = true
+	}
+}
+
+// forgetGone drops recorded processes that are gone, so that a reused pid
+// is not taken for one of ours.
+func (w *watchdog) forgetGone() {
+	for pid, start := range w.seen {
+		if !alive(pid, start) {
+			delete(w.seen, pid)
+		}
 	}
 }
 
@@ -199,7 +223,7 @@ func (w *watchdog) sample(slow bool) {
 func (w *watchdog) killAll(sig syscall.Signal) int {
 	w.rep.KilledByUs = true
 	n := 0
-	for _, pid := range descendants(w.self) {
+	for _, pid := range w.tree() {
 		if st, err := readStat(pid); err == nil {
 			w.seen[pid] = st.start
 		}
@@ -216,22 +240,18 @@ func (w *watchdog) killAll(sig syscall.Signal) int {
 	return n
 }
 
-// reap collects every exited child; the target's status is recorded.
-func (w *watchdog) reap() {
-	for {
-		var ws syscall.WaitStatus
-		var ru syscall.Rusage
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, &ru)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || pid <= 0 {
-			return
-		}
-		if pid == w.target {
-			w.finish(ws, &ru)
-		}
+// tree lists the run's processes: the target while it runs, the orphans
+// that belong to the run, and everything below them.
+func (w *watchdog) tree() []int {
+	var out []int
+	if w.target > 0 && !w.exited {
+		out = append(out, w.target)
 	}
+	out = append(out, w.srv.orphansOf(w)...)
+	for i := 0; i < len(out); i++ {
+		out = children(out[i], out)
+	}
+	return out
 }
 
 func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
@@ -254,17 +274,17 @@ func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
 }
 
 // cleanup SIGKILLs every descendant still alive until none is left.
-func (w *watchdog) cleanup(sigs chan os.Signal) {
+func (w *watchdog) cleanup() {
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
 	for i := 0; i < cleanupRetries; i++ {
-		w.reap()
+		w.srv.reap()
 		if w.killAllQuiet() == 0 {
 			w.rep.Survivors = 0
 			return
 		}
 		select {
-		case <-sigs:
+		case <-w.wake:
 		case <-tick.C:
 		}
 	}
@@ -313,4 +333,12 @@ func dirBytes(dirs []string) int64 {
 		})
 	}
 	return total
+}
+
+// requestCancel asks the watchdog to cancel the run; it never blocks.
+func (w *watchdog) requestCancel() {
+	select {
+	case w.cancel <- struct{}{}:
+	default:
+	}
 }

@@ -1,0 +1,215 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// errRunnerGone is returned for runs whose runner died.
+var errRunnerGone = errors.New("runner exited")
+
+// clients holds the persistent runner of each SelfExe.
+var clients = struct {
+	mu sync.Mutex
+	m  map[string]*runnerClient
+}{m: map[string]*runnerClient{}}
+
+// runnerClient talks to one persistent runner (HelperArg --serve). Its one
+// goroutine starts the runner on a thread it keeps locked (the runner's
+// PR_SET_PDEATHSIG follows that thread), reads the replies and waits for
+// the runner to exit.
+type runnerClient struct {
+	mu      sync.Mutex // guards stdin, nextID and pending
+	stdin   io.WriteCloser
+	nextID  uint64
+	pending map[uint64]chan helperReport
+	stderr  *tailBuffer
+	pid     int           // the runner's pid
+	dead    chan struct{} // closed once the runner has exited
+	err     error         // why it exited; read after dead is closed
+	wg      sync.WaitGroup
+}
+
+// runnerFor returns the running runner of self, starting one when there is
+// none or the last one died.
+func runnerFor(self string) (*runnerClient, error) {
+	clients.mu.Lock()
+	defer clients.mu.Unlock()
+	if c := clients.m[self]; c != nil && !c.exited() {
+		return c, nil
+	}
+	c, err := startRunner(self)
+	if err != nil {
+		return nil, err
+	}
+	clients.m[self] = c
+	return c, nil
+}
+
+// CloseRunners stops the persistent runners this process started (closing
+// their stdin ends their runs) and waits for them. Run starts a new one
+// when called again.
+func CloseRunners() {
+	clients.mu.Lock()
+	defer clients.mu.Unlock()
+	for self, c := range clients.m {
+		c.mu.Lock()
+		_ = c.stdin.Close()
+		c.mu.Unlock()
+		c.wg.Wait()
+		delete(clients.m, self)
+	}
+}
+
+func startRunner(self string) (*runnerClient, error) {
+	c := &runnerClient{pending: map[uint64]chan helperReport{}, stderr: &tailBuffer{n: 4096},
+		dead: make(chan struct{})}
+	started := make(chan error, 1)
+	c.wg.Go(func() { c.serve(self, started) })
+	if err := <-started; err != nil {
+		c.wg.Wait()
+		return nil, fmt.Errorf("%w: start: %w", ErrHelper, err)
+	}
+	return c, nil
+}
+
+// serve owns the runner process for its whole life. Its thread stays
+// locked, so the runner's parent-death signal fires only when we die.
+func (c *runnerClient) serve(self string, started chan<- error) {
+	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	defer close(c.dead)
+	cmd := exec.Command(self, HelperArg, serveArg, "--parent-pid", strconv.Itoa(os.Getpid()))
+	cmd.Env = []string{}
+	cmd.Stderr = c.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	stdin, err := cmd.StdinPipe()
+	var stdout io.ReadCloser
+	if err == nil {
+		stdout, err = cmd.StdoutPipe()
+	}
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		c.err = err
+		started <- err
+		return
+	}
+	c.stdin, c.pid = stdin, cmd.Process.Pid
+	started <- nil
+	c.readReplies(stdout)
+	c.err = fmt.Errorf("%w: %w: %s", errRunnerGone, cmd.Wait(), c.stderr.String())
+	c.failPending()
+}
+
+func (c *runnerClient) readReplies(stdout io.Reader) {
+	br := bufio.NewReader(stdout)
+	for {
+		line, err := br.ReadBytes('\n')
+		var rep runnerReply
+		if len(line) > 0 && json.Unmarshal(line, &rep) == nil {
+			c.deliver(rep)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *runnerClient) deliver(rep runnerReply) {
+	c.mu.Lock()
+	ch := c.pending[rep.ID]
+	delete(c.pending, rep.ID)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- rep.Report // buffered
+	}
+}
+
+// failPending closes the channels of the runs the runner never answered.
+func (c *runnerClient) failPending() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+	_ = c.stdin.Close()
+}
+
+func (c *runnerClient) exited() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// start sends a start request and returns the run's id and the channel its
+// report arrives on (closed if the runner dies first).
+func (c *runnerClient) start(cfg helperConfig) (uint64, <-chan helperReport, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exited() {
+		return 0, nil, fmt.Errorf("%w: %w", ErrHelper, errRunnerGone)
+	}
+	c.nextID++
+	id, ch := c.nextID, make(chan helperReport, 1)
+	if err := c.send(runnerRequest{Op: "start", ID: id, Args: cfg.args()}); err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", ErrHelper, err)
+	}
+	c.pending[id] = ch
+	return id, ch, nil
+}
+
+// cancel asks the runner to cancel run id.
+func (c *runnerClient) cancel(id uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.send(runnerRequest{Op: "cancel", ID: id})
+}
+
+// send writes one request line; c.mu is held.
+func (c *runnerClient) send(req runnerRequest) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	_, err = c.stdin.Write(append(b, '\n'))
+	return err
+}
+
+// tailBuffer keeps the last n bytes written to it; it is safe for
+// concurrent use.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	n   int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if extra := t.buf.Len() - t.n; extra > 0 {
+		t.buf.Next(extra)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}

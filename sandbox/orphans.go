@@ -1,0 +1,104 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// rtTagBase marks a run's processes: the target gets RLIMIT_RTTIME (soft
+// and hard) rtTagBase + run id, which every descendant inherits, even one
+// that calls setsid. The limit only concerns realtime-scheduled tasks, and
+// 2^40 µs of realtime CPU without a blocking call is never reached.
+const rtTagBase = 1 << 40
+
+// runTag returns the run id pid is tagged with, or 0.
+func runTag(pid int) uint64 {
+	var r unix.Rlimit
+	if unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &r) != nil || r.Max <= rtTagBase || r.Cur != r.Max {
+		return 0
+	}
+	return r.Max - rtTagBase
+}
+
+// orphansOf returns our children (orphans, not targets) that belong to w
+// (see claims). Orphans are the runner's children because it is their
+// subreaper; a run's watchdog finds them here, not below its target.
+func (s *server) orphansOf(w *watchdog) []int {
+	kids := children(s.self, nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	live := map[orphanKey]bool{}
+	for _, c := range kids {
+		st, err := readStat(c)
+		if _, isTarget := s.targets[c]; err != nil || isTarget {
+			continue
+		}
+		key := orphanKey{c, st.start}
+		live[key] = true
+		if s.claims(w, c, st, s.ownersOf(key)) {
+			out = append(out, c)
+		}
+	}
+	for k := range s.orphans {
+		if !live[k] {
+			delete(s.orphans, k)
+		}
+	}
+	return out
+}
+
+// ownersOf returns the runs that may own orphan k: those active when it was
+// first seen that had started by the time it did. s.mu is held.
+func (s *server) ownersOf(k orphanKey) map[uint64]bool {
+	if owners, ok := s.orphans[k]; ok {
+		return owners
+	}
+	owners := map[uint64]bool{}
+	for id, w := range s.active {
+		if w.startTicks <= k.start {
+			owners[id] = true
+		}
+	}
+	s.orphans[k] = owners
+	return owners
+}
+
+// claims decides whether orphan pid belongs to w. In order: the session of
+// another live target belongs to that run; the run tag names the run, if
+// it is active; a process or session leader w recorded, or w's target's
+// session, is w's; an orphan no run can name is w's once no other run that
+// may own it is active. So a run never kills another run's processes; an
+// orphan nobody can name waits for the last run that may own it.
+func (s *server) claims(w *watchdog, pid int, st procStat, owners map[uint64]bool) bool {
+	if o, ok := s.targets[st.sid]; ok && o != w {
+		return false
+	}
+	if tag := runTag(pid); tag != 0 && s.active[tag] != nil {
+		return tag == w.id
+	}
+	if w.owns(pid, st) {
+		return true
+	}
+	for o := range owners {
+		if o != w.id && s.active[o] != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// owns reports whether orphan pid is one w recorded, is in its target's
+// session, or is in the session of a process w recorded (whose leader is
+// still that process, or gone).
+func (w *watchdog) owns(pid int, st procStat) bool {
+	if start, ok := w.seen[pid]; ok && start == st.start {
+		return true
+	}
+	if w.target > 0 && st.sid == w.target {
+		return true
+	}
+	start, ok := w.seen[st.sid]
+	if !ok {
+		return false
+	}
+	lead, err := readStat(st.sid)
+	return err != nil || lead.start == start
+}

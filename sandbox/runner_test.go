@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rawConfig runs argv as a plain process in a fresh folder, bypassing Run.
+func rawConfig(t *testing.T, argv []string) helperConfig {
+	dir := t.TempDir()
+	return helperConfig{parentPID: os.Getpid(), timeout: time.Minute, dir: dir, argv: argv,
+		stdout: filepath.Join(dir, "out"), stderr: filepath.Join(dir, "err"), env: []string{"PATH=/usr/bin:/bin"}}
+}
+
+func selfExe(t *testing.T) string {
+	self, err := filepath.Abs(os.Args[0])
+	must(t, err)
+	return self
+}
+
+func awaitRun(t *testing.T, ch <-chan helperReport) helperReport {
+	t.Helper()
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case rep, ok := <-ch:
+		if !ok {
+			t.Fatal("runner died")
+		}
+		return rep
+	case <-timer.C:
+		t.Fatal("no report after 30 s")
+	}
+	return helperReport{}
+}
+
+func TestOneShotHelper(t *testing.T) {
+	cfg := rawConfig(t, []string{"sh", "-c", "echo hi; exit 3"})
+	out, err := exec.Command(selfExe(t), append([]string{HelperArg}, cfg.args()...)...).Output()
+	must(t, err)
+	var rep helperReport
+	must(t, json.Unmarshal(out, &rep))
+	if rep.ExitCode == nil || *rep.ExitCode != 3 || rep.Error != "" {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+// TestConcurrentRunsIsolated runs two experiments on one runner: the second
+// leaves a grandchild that called setsid and ends; its cleanup must kill
+// that grandchild but none of the first run's processes.
+func TestConcurrentRunsIsolated(t *testing.T) {
+	c, err := runnerFor(selfExe(t))
+	must(t, err)
+	a, b := newMarker(), newMarker()
+	idA, chA, err := c.start(rawConfig(t, escapeScript(a, true)))
+	must(t, err)
+	waitFor(t, "run A to start", 10*time.Second, func() bool { return len(markerProcs(a)) >= 2 })
+	_, chB, err := c.start(rawConfig(t, escapeScript(b, false)))
+	must(t, err)
+	if rep := awaitRun(t, chB); rep.ExitCode == nil || *rep.ExitCode != 0 {
+		t.Fatalf("run B: %+v", rep)
+	}
+	waitGone(t, b)
+	if n := len(markerProcs(a)); n < 2 {
+		t.Fatalf("run A lost processes when run B ended: %d left", n)
+	}
+	c.cancel(idA)
+	if rep := awaitRun(t, chA); !rep.Cancelled {
+		t.Errorf("run A: %+v", rep)
+	}
+	waitGone(t, a)
+}
+
+// TestRunnerRestarts kills the runner mid-run: the run fails with
+// ErrHelper and the next run starts a new runner.
+func TestRunnerRestarts(t *testing.T) {
+	self := selfExe(t)
+	c, err := runnerFor(self)
+	must(t, err)
+	_, ch, err := c.start(rawConfig(t, []string{"sleep", "30"}))
+	must(t, err)
+	must(t, syscall.Kill(c.pid, syscall.SIGKILL))
+	if _, ok := <-ch; ok {
+		t.Fatal("a report from a killed runner")
+	}
+	<-c.dead
+	if !errors.Is(c.err, errRunnerGone) {
+		t.Errorf("err = %v", c.err)
+	}
+	c2, err := runnerFor(self)
+	must(t, err)
+	if c2 == c {
+		t.Fatal("dead runner reused")
+	}
+	_, ch, err = c2.start(rawConfig(t, []string{"true"}))
+	must(t, err)
+	if rep := awaitRun(t, ch); rep.ExitCode == nil || *rep.ExitCode != 0 {
+		t.Errorf("after restart: %+v", rep)
+	}
+}

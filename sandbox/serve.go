@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// serveArg selects the persistent runner: HelperArg --serve --parent-pid P.
+const serveArg = "--serve"
+
+// runnerRequest is one line the host writes to the runner's stdin.
+type runnerRequest struct {
+	Op   string   `json:"op"` // "start" or "cancel"
+	ID   uint64   `json:"id"`
+	Args []string `json:"args,omitempty"` // start: the helper flags, "--" and the argv
+}
+
+// runnerReply is the one line the runner writes per finished run.
+type runnerReply struct {
+	ID     uint64       `json:"id"`
+	Report helperReport `json:"report"`
+}
+
+// runner is the serve mode's state around the shared server.
+type runner struct {
+	srv *server
+	out sync.Mutex // serialises reply lines
+	enc *json.Encoder
+
+	mu       sync.Mutex // guards stopping and runs.Add
+	stopping bool
+	runs     sync.WaitGroup
+}
+
+// serveMain is the persistent runner: it reads requests on stdin, runs each
+// experiment under its own watchdog goroutine and writes one reply line per
+// finished run. When its parent dies (PR_SET_PDEATHSIG, SIGTERM), it gets
+// SIGTERM or SIGINT, or its stdin closes, it kills every run's tree and
+// exits.
+func serveMain(args []string) int {
+	fs := flag.NewFlagSet(HelperArg, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	parentPID := fs.Int("parent-pid", 0, "")
+	if err := fs.Parse(args); err != nil || *parentPID <= 0 {
+		fmt.Fprintln(os.Stderr, "sandbox runner: usage: --serve --parent-pid P")
+		return exitUsage
+	}
+	if !becomeRunner(*parentPID) {
+		return exitParentGone
+	}
+	r := &runner{srv: newServer(*parentPID), enc: json.NewEncoder(os.Stdout)}
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.signals(sigs, done) })
+	// The reader blocks in read(2) on stdin, which nothing can interrupt;
+	// it ends with the process, after every run has been cleaned up.
+	go r.read(os.Stdin)
+	<-r.srv.gone
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
+	r.runs.Wait()
+	r.srv.sweep()
+	signal.Stop(sigs)
+	close(done)
+	wg.Wait()
+	return 0
+}
+
+func (r *runner) signals(sigs chan os.Signal, done chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case s := <-sigs:
+			if s == syscall.SIGCHLD {
+				r.srv.reap()
+			} else {
+				r.srv.stop()
+			}
+		}
+	}
+}
+
+// read handles request lines until stdin closes, then stops the runner.
+func (r *runner) read(in io.Reader) {
+	defer r.srv.stop()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var req runnerRequest
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox runner: bad request:", err)
+			continue
+		}
+		switch req.Op {
+		case "start":
+			r.start(req)
+		case "cancel":
+			r.srv.cancel(req.ID)
+		}
+	}
+}
+
+// start launches one run under its own watchdog goroutine.
+func (r *runner) start(req runnerRequest) {
+	cfg, err := parseHelperArgs(req.Args)
+	if err == nil && cfg.parentPID != r.srv.parentPID {
+		err = errors.New("helper: --parent-pid differs from the runner's")
+	}
+	if err != nil {
+		r.reply(req.ID, helperReport{Error: err.Error()})
+		return
+	}
+	w := newWatchdog(cfg, r.srv, req.ID)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopping {
+		r.reply(req.ID, helperReport{Error: "helper: runner is stopping"})
+		return
+	}
+	r.srv.begin(w) // before the goroutine runs, so that a cancel finds it
+	r.runs.Go(func() { r.reply(req.ID, w.run()) })
+}
+
+func (r *runner) reply(id uint64, rep helperReport) {
+	r.out.Lock()
+	defer r.out.Unlock()
+	_ = r.enc.Encode(runnerReply{ID: id, Report: rep})
+}
+
+// cancel asks run id to stop; an unknown id (a finished run) is ignored.
+func (s *server) cancel(id uint64) {
+	s.mu.Lock()
+	w := s.active[id]
+	s.mu.Unlock()
+	if w != nil {
+		w.requestCancel()
+	}
+}
+
+// onSignal handles a signal in one-shot mode: SIGCHLD reaps; SIGTERM or
+// SIGINT cancels the run, or stops it as for a dead parent when the parent
+// is gone.
+func (s *server) onSignal(sig os.Signal, cancel func()) {
+	switch {
+	case sig == syscall.SIGCHLD:
+		s.reap()
+	case !s.parentAlive():
+		s.stop()
+	default:
+		cancel()
+	}
+}
+
+// sweep SIGKILLs every process still below the runner until none is left
+// (or about 5 s have passed): every run has ended, so all are strays.
+func (s *server) sweep() {
+	tick := time.NewTicker(sampleEvery / 5)
+	defer tick.Stop()
+	for range 5 * cleanupRetries {
+		s.reap()
+		left := descendants(s.self)
+		if len(left) == 0 {
+			return
+		}
+		for _, pid := range left {
+			if st, err := readStat(pid); err == nil {
+				signalIfSame(pid, st.start, syscall.SIGKILL)
+			}
+		}
+		<-tick.C
+	}
+}

@@ -1,0 +1,102 @@
+package sandbox
+
+import (
+	"os"
+	"sync"
+	"syscall"
+)
+
+// waitResult is a target's exit status as the reaper collected it.
+type waitResult struct {
+	ws syscall.WaitStatus
+	ru syscall.Rusage
+}
+
+// orphanKey names one process: a pid and its start time.
+type orphanKey struct {
+	pid   int
+	start uint64
+}
+
+// server is the state the runs of one runner share: the central reaper, the
+// targets it dispatches exit statuses to, and the owners of orphans (the
+// runner is their subreaper). One-shot mode uses it with a single run.
+type server struct {
+	parentPID int
+	self      int
+	gone      chan struct{} // closed when the parent died or stdin closed
+	stopOnce  sync.Once
+
+	mu      sync.Mutex
+	targets map[int]*watchdog             // live targets by pid
+	active  map[uint64]*watchdog          // runs not yet finished, by id
+	orphans map[orphanKey]map[uint64]bool // runs that may own an orphan, fixed when first seen
+}
+
+func newServer(parentPID int) *server {
+	return &server{parentPID: parentPID, self: os.Getpid(), gone: make(chan struct{}),
+		targets: map[int]*watchdog{}, active: map[uint64]*watchdog{}, orphans: map[orphanKey]map[uint64]bool{}}
+}
+
+// stop tells every run that the parent is gone: they kill their trees.
+func (s *server) stop() { s.stopOnce.Do(func() { close(s.gone) }) }
+
+func (s *server) parentAlive() bool { return os.Getppid() == s.parentPID }
+
+// begin registers a run as active before its target starts.
+func (s *server) begin(w *watchdog) {
+	s.mu.Lock()
+	s.active[w.id] = w
+	s.mu.Unlock()
+}
+
+// end unregisters a finished run.
+func (s *server) end(w *watchdog) {
+	s.mu.Lock()
+	delete(s.active, w.id)
+	s.mu.Unlock()
+}
+
+// forkTarget runs fork under the reaper's lock and registers the new pid, so
+// that the reaper cannot collect the target before it is known.
+func (s *server) forkTarget(w *watchdog, fork func() (int, error)) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := fork()
+	if err != nil {
+		return pid, err
+	}
+	s.targets[pid] = w
+	if st, err := readStat(pid); err == nil {
+		w.startTicks = st.start // read by ownersOf, under s.mu
+	}
+	return pid, nil
+}
+
+// reap collects every exited child. A target's status goes to its watchdog;
+// orphans reparented to us are reaped and ignored.
+func (s *server) reap() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		var r waitResult
+		pid, err := syscall.Wait4(-1, &r.ws, syscall.WNOHANG, &r.ru)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+		if w, ok := s.targets[pid]; ok {
+			delete(s.targets, pid)
+			w.exit <- r // buffered: one status per target
+			continue
+		}
+		for _, w := range s.active {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
