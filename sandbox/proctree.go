@@ -16,6 +16,8 @@ type procStat struct {
 	sid      int    // session id
 	cpuTicks uint64 // utime + stime
 	start    uint64 // starttime, in clock ticks since boot
+	threads  int    // num_threads
+	rssPages int64  // resident pages
 }
 
 var pageSize = int64(os.Getpagesize())
@@ -36,7 +38,7 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, errors.New("malformed stat")
 	}
 	f := bytes.Fields(b[i+2:])
-	if len(f) < 20 {
+	if len(f) < 22 {
 		return procStat{}, errors.New("short stat")
 	}
 	ut, _ := strconv.ParseUint(string(f[11]), 10, 64)
@@ -46,30 +48,27 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, err
 	}
 	sid, _ := strconv.Atoi(string(f[3]))
-	return procStat{state: f[0][0], sid: sid, cpuTicks: ut + st, start: start}, nil
-}
-
-// readRSS returns the resident bytes of pid from /proc/<pid>/statm, or 0.
-func readRSS(pid int) int64 {
-	var buf [256]byte
-	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/statm", buf[:])
-	if err != nil {
-		return 0
-	}
-	f := bytes.Fields(b)
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.ParseInt(string(f[1]), 10, 64)
-	return n * pageSize
+	threads, _ := strconv.Atoi(string(f[17]))
+	rss, _ := strconv.ParseInt(string(f[21]), 10, 64)
+	return procStat{state: f[0][0], sid: sid, cpuTicks: ut + st, start: start, threads: threads, rssPages: rss}, nil
 }
 
 // children returns the children of every thread of pid.
 func children(pid int, buf []int) []int {
+	return childrenOf(pid, 0, buf)
+}
+
+// childrenOf is children for a process known to have threads threads: a
+// single-threaded one needs no listing of its task folder (the watchdog's
+// hot path: one file per process instead of a folder and a file).
+func childrenOf(pid, threads int, buf []int) []int {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-	tasks, err := readDirNames(dir)
-	if err != nil {
-		return buf
+	tasks := []string{strconv.Itoa(pid)}
+	if threads != 1 {
+		var err error
+		if tasks, err = readDirNames(dir); err != nil {
+			return buf
+		}
 	}
 	var cbuf [4096]byte
 	for _, t := range tasks {

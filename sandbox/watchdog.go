@@ -182,18 +182,19 @@ func (w *watchdog) terminate(grace time.Duration) {
 // A slow sample also reads CPU times and measures the workspace.
 func (w *watchdog) sample(slow bool) {
 	var rss int64
-	for _, pid := range w.tree() {
-		start, known := w.seen[pid]
-		if !known || slow {
-			st, err := readStat(pid)
-			if err != nil {
-				continue
-			}
-			start = st.start
-			w.seen[pid] = start
+	queue := w.roots()
+	for i := 0; i < len(queue); i++ {
+		pid := queue[i]
+		st, err := readStat(pid) // one read gives identity, CPU, RSS and threads
+		if err != nil {
+			continue
+		}
+		if _, known := w.seen[pid]; !known || slow {
+			w.seen[pid] = st.start
 			w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
 		}
-		rss += readRSS(pid)
+		rss += st.rssPages * pageSize
+		queue = childrenOf(pid, st.threads, queue)
 	}
 	w.lastRSS = rss
 	w.rep.Samples++
@@ -242,12 +243,17 @@ func (w *watchdog) killAll(sig syscall.Signal) int {
 
 // tree lists the run's processes: the target while it runs, the orphans
 // that belong to the run, and everything below them.
-func (w *watchdog) tree() []int {
+// roots are the target (while it runs) and the orphans this run owns.
+func (w *watchdog) roots() []int {
 	var out []int
 	if w.target > 0 && !w.exited {
 		out = append(out, w.target)
 	}
-	out = append(out, w.srv.orphansOf(w)...)
+	return append(out, w.srv.orphansOf(w)...)
+}
+
+func (w *watchdog) tree() []int {
+	out := w.roots()
 	for i := 0; i < len(out); i++ {
 		out = children(out[i], out)
 	}
