@@ -31,36 +31,13 @@ func (c *Command) Name() string { return c.Backend }
 // stdin, waits for it, and stops the whole group when ctx ends or the turn
 // allowance passes (SIGTERM, grace, SIGKILL).
 func (c *Command) RunTurn(ctx context.Context, t Turn) (Outcome, error) {
-	if err := os.MkdirAll(t.LogDir, 0o755); err != nil {
-		return Outcome{}, fmt.Errorf("turn log folder: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(t.LogDir, "prompt.txt"), []byte(t.Prompt), 0o644); err != nil {
-		return Outcome{}, fmt.Errorf("write prompt: %w", err)
-	}
-	stdout, stderr, err := openLogs(t.LogDir)
+	out, err := RunLaunch(ctx, t, Launch{Executable: c.Executable, Args: c.Args, Prompt: t.Prompt,
+		Stdin: strings.NewReader(t.Prompt), Grace: c.Grace})
 	if err != nil {
-		return Outcome{}, err
+		return out, err
 	}
-	defer stdout.Close()
-	defer stderr.Close()
-	outTail, errTail := newTail(64<<10), newTail(16<<10)
-	cmd := exec.Command(c.Executable, c.Args...)
-	cmd.Dir = t.Dir
-	cmd.Env = turnEnv(t)
-	cmd.Stdin = strings.NewReader(t.Prompt)
-	cmd.Stdout = io.MultiWriter(capped(stdout, 64<<20), outTail)
-	cmd.Stderr = io.MultiWriter(capped(stderr, 16<<20), errTail)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Outcome{}, fmt.Errorf("start agent %s: %w", c.Executable, err)
-	}
-	timedOut, werr := c.wait(ctx, cmd, t.Timeout)
-	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String()}
-	out.ExitCode = exitCode(werr)
-	out.LastLine = lastLine(out.StdoutTail)
 	if ctx.Err() == nil {
-		out.Failure = Classify(out.ExitCode, timedOut, out.StderrTail, nil)
+		out.Failure = Classify(out.ExitCode, out.TimedOut, out.StderrTail, nil)
 	}
 	return out, nil
 }
