@@ -29,7 +29,8 @@ const clockTicks = 100
 // parentheses, so fields are counted from the last ')'.
 func readStat(pid int) (procStat, error) {
 	var buf [1024]byte
-	b, err := readProc("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	var path [32]byte
+	b, err := readProc(string(strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10))+"/stat", buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
@@ -37,20 +38,32 @@ func readStat(pid int) (procStat, error) {
 	if i < 0 || i+2 >= len(b) {
 		return procStat{}, errors.New("malformed stat")
 	}
-	f := bytes.Fields(b[i+2:])
-	if len(f) < 22 {
+	var st procStat
+	count := 0
+	// Field numbers below are man proc(5)'s minus 3: state is field 3.
+	fields(b[i+2:], func(k int, f []byte) bool {
+		count = k + 1
+		switch k {
+		case 0:
+			st.state = f[0]
+		case 3:
+			st.sid = int(atoi(f))
+		case 11, 12:
+			st.cpuTicks += uint64(max(0, atoi(f)))
+		case 17:
+			st.threads = int(atoi(f))
+		case 19:
+			st.start = uint64(max(0, atoi(f)))
+		case 21:
+			st.rssPages = atoi(f)
+			return false
+		}
+		return true
+	})
+	if count < 22 {
 		return procStat{}, errors.New("short stat")
 	}
-	ut, _ := strconv.ParseUint(string(f[11]), 10, 64)
-	st, _ := strconv.ParseUint(string(f[12]), 10, 64)
-	start, err := strconv.ParseUint(string(f[19]), 10, 64)
-	if err != nil {
-		return procStat{}, err
-	}
-	sid, _ := strconv.Atoi(string(f[3]))
-	threads, _ := strconv.Atoi(string(f[17]))
-	rss, _ := strconv.ParseInt(string(f[21]), 10, 64)
-	return procStat{state: f[0][0], sid: sid, cpuTicks: ut + st, start: start, threads: threads, rssPages: rss}, nil
+	return st, nil
 }
 
 // children returns the children of every thread of pid.
@@ -79,11 +92,12 @@ func childrenOf(pid, threads int, buf []int) []int {
 		if err != nil {
 			continue
 		}
-		for _, f := range bytes.Fields(b) {
-			if c, err := strconv.Atoi(string(f)); err == nil {
-				buf = append(buf, c)
+		fields(b, func(_ int, f []byte) bool {
+			if c := atoi(f); c > 0 {
+				buf = append(buf, int(c))
 			}
-		}
+			return true
+		})
 	}
 	return buf
 }
