@@ -78,11 +78,10 @@ func writeAtomic(path string, body []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	// No fsync: the rename is atomic against a crash of the process, which is
+	// what the reports must survive; the store holds the durable truth, and
+	// the reports are rewritten from it at every state change and exit.
 	if _, err := tmp.Write(body); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -65,7 +65,7 @@ func (c *Command) wait(ctx context.Context, cmd *exec.Cmd, allowance time.Durati
 // the study stops (pause and cancel act within 1 s), longer at the end of a
 // turn's allowance so the agent can save its session.
 const (
-	StopGrace      = 600 * time.Millisecond
+	StopGrace      = 400 * time.Millisecond
 	AllowanceGrace = 5 * time.Second
 )
 
