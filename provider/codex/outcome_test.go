@@ -141,7 +141,7 @@ func TestAllowanceIsACheckpoint(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	turn := f.turn(provider.RoleWorker, `{"type":"thread.started","thread_id":"T3"}`+"\n", map[string]string{"FAKE_CODEX_SLEEP": "30"})
-	turn.Timeout = 300 * time.Millisecond
+	turn.Timeout = 1500 * time.Millisecond // room for the fake to print its first line on a loaded host
 	start := time.Now()
 	out := f.runTurn(turn)
 	if !out.TimedOut || out.Failure != nil {
