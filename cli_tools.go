@@ -86,7 +86,11 @@ func cmdStatus(ctx context.Context, args []string, io stdio) int {
 func statusText(s engine.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s  (%s)\n", s.Campaign, s.Status, s.Activity)
-	fmt.Fprintf(&b, "agent %s/%s · execution %s · %ds left\n", s.AgentBackend, s.Model, s.ExecutionBackend, s.RemainingSeconds)
+	agent := s.AgentBackend
+	if s.Model != "" {
+		agent += "/" + s.Model
+	}
+	fmt.Fprintf(&b, "agent %s · execution %s · %ds left\n", agent, s.ExecutionBackend, s.RemainingSeconds)
 	for _, c := range s.Claims {
 		fmt.Fprintf(&b, "claim %-16s %-10s %s\n", c.ID, c.Status, truncate(c.Statement, 70))
 	}
