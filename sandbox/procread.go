@@ -30,22 +30,24 @@ func readProc(path string, buf []byte) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// fields calls fn with each space-separated field of b, without allocating;
-// fn returns false to stop.
-func fields(b []byte, fn func(i int, f []byte) bool) {
-	i, start := 0, -1
-	for j := 0; j <= len(b); j++ {
-		space := j == len(b) || b[j] == ' ' || b[j] == '\n' || b[j] == '\t'
-		switch {
-		case !space && start < 0:
-			start = j
-		case space && start >= 0:
-			if !fn(i, b[start:j]) {
-				return
-			}
-			i, start = i+1, -1
-		}
+// fieldScanner yields the space-separated fields of b without allocating
+// (the watchdog's hot path: no closure escapes to the heap).
+type fieldScanner struct {
+	b   []byte
+	pos int
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' }
+
+func (s *fieldScanner) next() ([]byte, bool) {
+	for s.pos < len(s.b) && isSpace(s.b[s.pos]) {
+		s.pos++
 	}
+	start := s.pos
+	for s.pos < len(s.b) && !isSpace(s.b[s.pos]) {
+		s.pos++
+	}
+	return s.b[start:s.pos], s.pos > start
 }
 
 // atoi parses a decimal number without allocating; -1 when f is not one.

@@ -34,15 +34,23 @@ func readStat(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
+	return parseStat(b)
+}
+
+// parseStat parses the content of a /proc/<pid>/stat file.
+func parseStat(b []byte) (procStat, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
 		return procStat{}, errors.New("malformed stat")
 	}
 	var st procStat
-	count := 0
+	sc := fieldScanner{b: b[i+2:]}
 	// Field numbers below are man proc(5)'s minus 3: state is field 3.
-	fields(b[i+2:], func(k int, f []byte) bool {
-		count = k + 1
+	for k := 0; k < 22; k++ {
+		f, ok := sc.next()
+		if !ok {
+			return procStat{}, errors.New("short stat")
+		}
 		switch k {
 		case 0:
 			st.state = f[0]
@@ -56,12 +64,7 @@ func readStat(pid int) (procStat, error) {
 			st.start = uint64(max(0, atoi(f)))
 		case 21:
 			st.rssPages = atoi(f)
-			return false
 		}
-		return true
-	})
-	if count < 22 {
-		return procStat{}, errors.New("short stat")
 	}
 	return st, nil
 }
@@ -92,12 +95,7 @@ func childrenOf(pid, threads int, buf []int) []int {
 		if err != nil {
 			continue
 		}
-		fields(b, func(_ int, f []byte) bool {
-			if c := atoi(f); c > 0 {
-				buf = append(buf, int(c))
-			}
-			return true
-		})
+		buf = appendPids(b, buf)
 	}
 	return buf
 }

@@ -36,10 +36,11 @@ type watchdog struct {
 	graceUntil  time.Time
 	killing     bool
 	cg          *cgroup
+	files       *procFiles // open /proc files of the sampled processes
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
-	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{},
+	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(),
 		exit: make(chan waitResult, 1), cancel: make(chan struct{}, 2), wake: make(chan struct{}, 1)}
 }
 
@@ -61,6 +62,7 @@ func (w *watchdog) run() helperReport {
 	w.sample(false)
 	w.loop()
 	w.cleanup()
+	w.files.close()
 	w.classify()
 	w.cg.remove()
 	return w.rep
@@ -182,11 +184,12 @@ func (w *watchdog) terminate(grace time.Duration) {
 // A slow sample also reads CPU times and measures the workspace.
 func (w *watchdog) sample(slow bool) {
 	var rss int64
+	var buf [1024]byte
 	queue := w.roots()
 	for i := 0; i < len(queue); i++ {
 		pid := queue[i]
-		st, err := readStat(pid) // one read gives identity, CPU, RSS and threads
-		if err != nil {
+		st, ok := w.files.stat(pid, buf[:]) // one pread: identity, CPU, RSS and threads
+		if !ok {
 			continue
 		}
 		if _, known := w.seen[pid]; !known || slow {
@@ -194,7 +197,14 @@ func (w *watchdog) sample(slow bool) {
 			w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
 		}
 		rss += st.rssPages * pageSize
-		queue = childrenOf(pid, st.threads, queue)
+		queue = w.files.children(pid, st.threads, queue)
+	}
+	if slow {
+		live := make(map[int]bool, len(queue))
+		for _, pid := range queue {
+			live[pid] = true
+		}
+		w.files.keep(live)
 	}
 	w.lastRSS = rss
 	w.rep.Samples++
