@@ -151,6 +151,9 @@ const startBarrier = `read _ <&3 || exit 125; exec "$@" 3<&-`
 // death signal (SIGKILL) is set at fork and survives the exec. This costs a
 // shell start instead of a second start of our own (much larger) binary.
 func (w *watchdog) launch() error {
+	if w.cfg.bwrapGate {
+		return w.launchBwrap()
+	}
 	files, err := openStdio(w.cfg.stdout, w.cfg.stderr)
 	if err != nil {
 		return err

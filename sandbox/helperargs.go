@@ -27,6 +27,7 @@ type helperConfig struct {
 	asLimit     uint64
 	exitSignals bool // the launcher reports a child's signal n as exit 128+n
 	prootStatus bool // PRoot: exit 255 plus "terminated with signal N" on stderr
+	bwrapGate   bool // bwrap holds its child on --block-fd until the limits are set
 	watch       []string
 	stdout      string
 	stderr      string
@@ -55,6 +56,9 @@ func (c *helperConfig) args() []string {
 	if c.exitSignals {
 		a = append(a, "--exit-signals")
 	}
+	if c.bwrapGate {
+		a = append(a, "--bwrap-gate")
+	}
 	if c.prootStatus {
 		a = append(a, "--proot-status")
 	}
@@ -80,6 +84,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	limitFlags(fs, &c.cpuLimit, &c.fsizeLimit, &c.asLimit)
 	fs.BoolVar(&c.exitSignals, "exit-signals", false, "")
 	fs.BoolVar(&c.prootStatus, "proot-status", false, "")
+	fs.BoolVar(&c.bwrapGate, "bwrap-gate", false, "")
 	fs.StringVar(&c.stdout, "stdout", "", "")
 	fs.StringVar(&c.stderr, "stderr", "", "")
 	fs.StringVar(&c.dir, "dir", "", "")

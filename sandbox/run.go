@@ -99,6 +99,7 @@ func helperFor(s Spec, lay layout) (helperConfig, error) {
 			return cfg, err
 		}
 		cfg.asLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
+		cfg.bwrapGate = true
 		cfg.argv, cfg.env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
 	case ProotCooperative:
 		proot, err := prootPath()
