@@ -21,10 +21,12 @@
 // line (start or cancel) to its stdin and reads one reply line per finished
 // run. The runner is a child subreaper with PR_SET_PDEATHSIG; a central
 // SIGCHLD reaper hands each target's status to that run's watchdog. Each
-// watchdog starts the backend's launcher in a new session behind a start
-// barrier (a /bin/sh blocked on a pipe), sets its RLIMIT_CPU, RLIMIT_FSIZE,
-// RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and RLIMIT_RTTIME as the run's
-// tag), and only then lets it exec the launcher. It samples the resident
+// watchdog starts the backend's launcher in a new session and sets
+// RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and
+// RLIMIT_RTTIME as the run's tag) before any experiment code runs: bwrap
+// reports its child on --info-fd and holds it on --block-fd until then
+// (bwrapgate.go); PRoot and native launchers start behind a /bin/sh barrier
+// blocked on a pipe. It samples the resident
 // memory of the run's tree (the launcher's descendants and the orphans that
 // belong to the run, see server.claims) every 50 ms, measures the workspace
 // about every 500 ms, enforces the wall-time limit (SIGTERM, 2 s, SIGKILL),
