@@ -159,6 +159,9 @@ func (w *watchdog) launch() error {
 		return err
 	}
 	defer closeAll(files)
+	if started, err := w.launchTraced(files); started || err != nil {
+		return err
+	}
 	gate, release, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("helper: %w", err)

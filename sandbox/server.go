@@ -100,3 +100,10 @@ func (s *server) reap() {
 		}
 	}
 }
+
+// forget drops a target whose status was collected outside the reaper.
+func (s *server) forget(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.targets, pid)
+}
