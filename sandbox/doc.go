@@ -25,8 +25,9 @@
 // RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and
 // RLIMIT_RTTIME as the run's tag) before any experiment code runs: bwrap
 // reports its child on --info-fd and holds it on --block-fd until then
-// (bwrapgate.go); PRoot and native launchers start behind a /bin/sh barrier
-// blocked on a pipe. It samples the resident
+// (bwrapgate.go); PRoot and native launchers are traced until the stop
+// after their exec, limited, and detached (tracegate.go), or, where ptrace is
+// not allowed, start behind a /bin/sh barrier blocked on a pipe. It samples the resident
 // memory of the run's tree (the launcher's descendants and the orphans that
 // belong to the run, see server.claims) every 50 ms, measures the workspace
 // about every 500 ms, enforces the wall-time limit (SIGTERM, 2 s, SIGKILL),
