@@ -133,13 +133,6 @@ func (e *executor) release(id string) {
 	delete(e.running, id)
 }
 
-// Busy reports how many experiments this executor is running.
-func (e *executor) busy() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.running)
-}
-
 func (e *executor) start(ctx context.Context, r Receipt) error {
 	now := time.Now().UTC()
 	r.Status, r.StartedAt, r.IsolationBackend = ExpRunning, &now, e.backend

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/simjecture/simjecture/store"
@@ -168,9 +167,4 @@ func (l *Lab) ReviewStatus(ctx context.Context, a ReviewStatusArgs) (any, error)
 		return err
 	})
 	return r, err
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -15,19 +15,6 @@ type Summary struct {
 	Reviews     map[string]int `json:"review_counts"`     // by status
 }
 
-// Summarize counts the lists of a full snapshot.
-func Summarize(s Snapshot) Summary {
-	sum := Summary{Snapshot: s, Experiments: map[string]int{}, Reviews: map[string]int{}}
-	for _, e := range s.Experiments {
-		sum.Experiments[e.Status]++
-	}
-	for _, r := range s.Reviews {
-		sum.Reviews[r.Status]++
-	}
-	sum.Snapshot.Experiments, sum.Snapshot.Reviews, sum.Snapshot.Notes = nil, nil, nil
-	return sum
-}
-
 // Summary reads the study's summary in one consistent read.
 func (v *View) Summary(ctx context.Context) (Summary, error) {
 	var sum Summary

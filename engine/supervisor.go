@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -304,5 +303,3 @@ func (sv *Supervisor) sleep(ctx context.Context, d time.Duration) string {
 }
 
 func (sv *Supervisor) remaining() time.Duration { return time.Until(sv.k.Deadline) }
-
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"sort"
-	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -157,9 +156,4 @@ func notFound(what string, err error) error {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-// IsBusy reports whether err is SQLite's busy/locked error.
-func IsBusy(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
 }

@@ -127,11 +127,6 @@ func (h *Headless) Finish(ctx context.Context, final string) {
 	_, _ = fmt.Fprintf(h.Stderr, "Study %s. Records: %s\n", final, h.View.Campaign().Dir)
 }
 
-// StatusLine renders the one-line summary of a study.
-func StatusLine(s engine.Snapshot, now time.Time) string {
-	return SummaryLine(engine.Summarize(s), now)
-}
-
 // SummaryLine renders the one-line summary of a study from its counts.
 func SummaryLine(s engine.Summary, now time.Time) string {
 	e := s.Experiments
