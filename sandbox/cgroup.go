@@ -61,18 +61,24 @@ func newCgroup(memory int64, tag uint64) *cgroup {
 	return cg
 }
 
-func ownCgroup() (string, error) {
+func ownCgroup() (string, error) { return ownCgroupOf("") }
+
+// ownCgroupOf is this process's path in the hierarchy whose controller list
+// in /proc/self/cgroup is controllers: "" for cgroup v2 ("0::path"), or a
+// v1 controller such as "pids".
+func ownCgroupOf(controllers string) (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
-			return p, nil
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) == 3 && parts[1] == controllers {
+			return parts[2], nil
 		}
 	}
-	return "", fmt.Errorf("no cgroup v2 entry")
+	return "", fmt.Errorf("no cgroup entry for %q", controllers)
 }
 
 func (c *cgroup) kind() string {

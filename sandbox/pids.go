@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,7 +32,7 @@ const (
 // hierarchy is absent or not writable (an unprivileged account); the study
 // then relies on the watchdog alone.
 func LimitProcesses(limit int) error {
-	own, err := ownV1Cgroup("pids")
+	own, err := ownCgroupOf("pids")
 	if err != nil {
 		return err
 	}
@@ -60,27 +58,8 @@ func LimitProcesses(limit int) error {
 
 // inStudyPidsCgroup reports whether this process runs inside a study's pids cgroup.
 func inStudyPidsCgroup() bool {
-	own, err := ownV1Cgroup("pids")
+	own, err := ownCgroupOf("pids")
 	return err == nil && strings.HasPrefix(filepath.Base(own), studyCgroups)
-}
-
-// ownV1Cgroup is this process's path in a cgroup v1 hierarchy.
-func ownV1Cgroup(controller string) (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) == 3 && parts[1] == controller {
-			if _, err := os.Stat(filepath.Join(pidsRoot, parts[2])); err != nil {
-				return "", err
-			}
-			return parts[2], nil
-		}
-	}
-	return "", fmt.Errorf("no cgroup v1 %s hierarchy", controller)
 }
 
 // removeStale removes the empty cgroups of studies whose supervisor is gone
