@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -123,4 +125,58 @@ func TestForkBombContained(t *testing.T) {
 	}
 	t.Logf("fork bomb: limit=%s wall=%.2fs peak=%d", res.LimitExceeded, res.WallSeconds, *res.PeakRSSBytes)
 	waitGone(t, marker)
+}
+
+// zombieLeaderScript starts a grandchild that calls setsid, ignores SIGTERM
+// and ends its main thread (pthread_exit) while another thread runs on: a
+// zombie leader whose process is alive. The experiment ends once the main
+// thread has gone.
+func zombieLeaderScript(marker string) []string {
+	py := `import ctypes, os, signal, threading, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def run():
+    while open("/proc/%d/stat" % os.getpid()).read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    open("started", "w").close()
+    while True:
+        time.sleep(0.1)
+threading.Thread(target=run).start()
+ctypes.CDLL(None).pthread_exit(None)
+`
+	script := "setsid python3 -c '" + py + "' " + marker + " &\nwhile [ ! -e started ]; do sleep 0.02; done\n"
+	return []string{"sh", "-c", script, marker}
+}
+
+// liveThreads lists the threads, of any process, whose command line holds marker.
+func liveThreads(marker string) []string {
+	var out []string
+	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*")
+	for _, task := range tasks {
+		b, err := os.ReadFile(task + "/cmdline")
+		if err != nil || !strings.Contains(string(b), marker) || !strings.HasPrefix(string(b), "python3\x00") {
+			continue
+		}
+		if st, err := os.ReadFile(task + "/stat"); err == nil && !bytes.Contains(st, []byte(") Z ")) {
+			out = append(out, task)
+		}
+	}
+	return out
+}
+
+func TestZombieLeaderGoneAfterRun(t *testing.T) {
+	requireRoot(t)
+	for _, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			marker := newMarker()
+			e := experiment{backend: c.backend, asNobody: c.asNobody, command: zombieLeaderScript(marker), outputs: []string{"started"}}
+			res, _, err := e.run(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Artifacts) != 1 || res.ReturnCode == nil || *res.ReturnCode != 0 {
+				t.Fatalf("grandchild never started: %+v %s", res.Artifacts, res.StderrTail)
+			}
+			waitFor(t, "the zombie leader's threads to vanish", 10*time.Second, func() bool { return len(liveThreads(marker)) == 0 })
+		})
+	}
 }

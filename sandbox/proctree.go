@@ -13,6 +13,7 @@ import (
 // procStat is the part of /proc/<pid>/stat the watchdog needs.
 type procStat struct {
 	state    byte
+	exiting  bool   // PF_EXITING: in its exit path, it never runs its own code again
 	sid      int    // session id
 	cpuTicks uint64 // utime + stime
 	start    uint64 // starttime, in clock ticks since boot
@@ -56,6 +57,8 @@ func parseStat(b []byte) (procStat, error) {
 			st.state = f[0]
 		case 3:
 			st.sid = int(atoi(f))
+		case 6:
+			st.exiting = uint64(max(0, atoi(f)))&pfExiting != 0
 		case 11, 12:
 			st.cpuTicks += uint64(max(0, atoi(f)))
 		case 17:
@@ -118,11 +121,25 @@ func descendants(root int) []int {
 	return out
 }
 
-// alive reports whether pid is running (not gone, not a zombie) and still is
-// the process that started at start.
+// pfExiting is the kernel's PF_EXITING bit in the flags field of stat.
+const pfExiting = 0x4
+
+// alive reports whether pid is running (see finished) and still is the
+// process that started at start. A process in its exit path — a
+// namespace's init tearing its namespaces down after bwrap returned its
+// status, say — is not waited for: it runs no code of its own again, and
+// the reaper collects it.
 func alive(pid int, start uint64) bool {
 	st, err := readStat(pid)
-	return err == nil && st.start == start && st.state != 'Z' && st.state != 'X'
+	return err == nil && st.start == start && !st.finished()
+}
+
+// finished reports whether the process runs no code of its own any more:
+// a zombie, or in its exit path, with no other live thread. (A process
+// whose main thread called pthread_exit is a zombie leader whose other
+// threads still run; it is alive.)
+func (st procStat) finished() bool {
+	return (st.state == 'Z' || st.state == 'X' || st.exiting) && st.threads <= 1
 }
 
 // signalIfSame sends sig to pid only when it still is the process that started
