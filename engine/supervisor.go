@@ -134,6 +134,11 @@ func (sv *Supervisor) Run(ctx context.Context) (string, error) {
 	if err := sv.begin(ctx); err != nil {
 		return "", err
 	}
+	// The lock is ours: no run of this study is in flight. Remove the run
+	// folders a killed supervisor left; on the way out, wait for the
+	// removal of those of the runs that finished.
+	sandbox.ClearScratch(sv.c.Scratch())
+	defer sandbox.Settle()
 	if err := WriteReports(ctx, sv.c, sv.s); err != nil {
 		return "", err
 	}

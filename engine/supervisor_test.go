@@ -107,9 +107,17 @@ func approve(p Packet) string {
 func TestSupervisorCompletesWithAnswerPolicy(t *testing.T) {
 	c, s := newTestStudy(t, func(r *Request) { r.CompletionPolicy = "answer" })
 	agent := &fakeAgent{worker: studyWorker(t, c, s), review: approve}
+	// A run folder a killed supervisor left behind is removed at the start.
+	left := filepath.Join(c.Scratch(), "exp-left", "work")
+	if err := os.MkdirAll(left, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	final, _ := runSupervisor(t, c, agent, Options{})
 	if final != StatusCompleted {
 		t.Fatalf("final %s", final)
+	}
+	if _, err := os.Stat(filepath.Dir(left)); !os.IsNotExist(err) {
+		t.Errorf("leftover run folder: %v", err)
 	}
 	snap, _ := LoadSnapshot(context.Background(), c, s)
 	if snap.Claims[0].Status != "falsified" || snap.Reviews[0].Status != "resolved" || snap.Reviews[0].PacketSHA256 == "" {

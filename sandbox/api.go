@@ -89,6 +89,8 @@ type Result struct {
 	Containment     string // "cgroup" or "sampled-watchdog"
 	StartedAt       time.Time
 	FinishedAt      time.Time
+
+	survivors int // processes the runner could not kill (their logs are copied, never moved)
 }
 
 // Report is a probe result, as printed by doctor.

@@ -33,7 +33,7 @@ func (w *watchdog) launchBwrap() error {
 	defer blockW.Close()
 	argv := append([]string{w.cfg.argv[0], "--info-fd", "3", "--block-fd", "4"}, w.cfg.argv[1:]...)
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	w.cg.attach(sys)
+	w.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
 		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), infoW.Fd(), blockR.Fd()}}
 	pid, err := w.srv.forkTarget(w, func() (int, error) { return syscall.ForkExec(argv[0], argv, attr) })

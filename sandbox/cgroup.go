@@ -29,18 +29,33 @@ type cgroup struct {
 	fd  int
 }
 
-// newCgroup creates a child of our own cgroup with memory.max set, or
-// returns nil when cgroup v2 is absent or not writable (cgroup v1 hosts).
-// tag makes the name unique among the runs of one runner.
-func newCgroup(memory int64, tag uint64) *cgroup {
-	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err != nil {
+// cgroupSetup is what a runner learns once, at its start, about the
+// cgroups it lives in (a runner is never moved between cgroups).
+type cgroupSetup struct {
+	v2Dir string // our own cgroup v2 folder; "" where cgroup v2 is absent
+	pids  bool   // we live in a study's v1 pids cgroup (see LimitProcesses)
+}
+
+func probeCgroups() cgroupSetup {
+	var s cgroupSetup
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		if own, err := ownCgroup(); err == nil {
+			s.v2Dir = filepath.Join(cgroupRoot, own)
+		}
+	}
+	s.pids = inStudyPidsCgroup()
+	return s
+}
+
+// newCgroup creates a child of our own cgroup v2 folder parent with
+// memory.max set, or returns nil when there is none or it is not writable
+// (cgroup v1 hosts, no delegation). tag makes the name unique among the
+// runs of one runner.
+func newCgroup(parent string, memory int64, tag uint64) *cgroup {
+	if parent == "" {
 		return nil
 	}
-	own, err := ownCgroup()
-	if err != nil {
-		return nil
-	}
-	dir := filepath.Join(cgroupRoot, own, fmt.Sprintf("simjecture-run-%d-%d", os.Getpid(), tag))
+	dir := filepath.Join(parent, fmt.Sprintf("simjecture-run-%d-%d", os.Getpid(), tag))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}

@@ -35,9 +35,6 @@ func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
 	if res.LimitExceeded == "" && reachedFileLimit(s.MaxFileBytes, lay) {
 		res.LimitExceeded = LimitFileSize
 	}
-	if err := os.MkdirAll(s.ArtifactDir, 0o755); err != nil {
-		return fmt.Errorf("artifact dir: %w", err)
-	}
 	if err := collectOutputs(s, lay.work, res); err != nil {
 		return err
 	}

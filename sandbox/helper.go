@@ -170,7 +170,7 @@ func (w *watchdog) launch() error {
 	defer release.Close()
 	argv := append([]string{"/bin/sh", "-c", startBarrier, "simjecture-experiment"}, w.cfg.argv...)
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	w.cg.attach(sys)
+	w.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
 		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), gate.Fd()}}
 	pid, err := w.srv.forkTarget(w, func() (int, error) {

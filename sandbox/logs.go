@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Console log bounds: the kept log holds at most logHalf bytes from each end,
@@ -22,20 +23,45 @@ func keepLogs(artifactDir string, lay layout, res *Result) error {
 		tail      *string
 	}{{lay.stdout, StdoutLog, &res.StdoutTail}, {lay.stderr, StderrLog, &res.StderrTail}}
 	for _, l := range logs {
-		kept, err := headTail(l.src, logHalf)
-		if err != nil {
-			return err
-		}
-		if err := writeAtomic(filepath.Join(artifactDir, l.name), kept); err != nil {
-			return err
-		}
 		short, err := headTail(l.src, tailHalf)
 		if err != nil {
 			return err
 		}
 		*l.tail = strings.ToValidUTF8(string(short), "\uFFFD")
+		dst := filepath.Join(artifactDir, l.name)
+		if res.survivors == 0 && moveWhole(l.src, dst) {
+			continue
+		}
+		kept, err := headTail(l.src, logHalf)
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(dst, kept); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// moveWhole renames a log that is kept whole (a plain file of at most
+// 2×logHalf bytes with one link) into the artifact folder, read-only, and
+// reports whether it did. The caller guarantees that no process of the run
+// is left to write to it; anything else (another filesystem, a log the
+// experiment replaced) is copied instead.
+func moveWhole(src, dst string) bool {
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || nlink(info) != 1 || info.Size() > 2*logHalf {
+		return false
+	}
+	if f.Chmod(0o444) != nil {
+		return false
+	}
+	return os.Rename(src, dst) == nil
 }
 
 // headTail returns the file whole when it holds at most 2×half bytes, else

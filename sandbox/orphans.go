@@ -1,6 +1,10 @@
 package sandbox
 
-import "golang.org/x/sys/unix"
+import (
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
 
 // rtTagBase marks a run's processes: the target gets RLIMIT_RTTIME (soft
 // and hard) rtTagBase + run id, which every descendant inherits, even one
@@ -21,7 +25,7 @@ func runTag(pid int) uint64 {
 // (see claims). Orphans are the runner's children because it is their
 // subreaper; a run's watchdog finds them here, not below its target.
 func (s *server) orphansOf(w *watchdog) []int {
-	kids := children(s.self, nil)
+	kids := s.leaderChildren()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []int
@@ -101,4 +105,27 @@ func (w *watchdog) owns(pid int, st procStat) bool {
 	}
 	lead, err := readStat(st.sid)
 	return err != nil || lead.start == start
+}
+
+// leaderChildren lists the children of our main thread. The kernel gives an
+// orphan to the first live thread of its subreaper (find_new_reaper, then
+// find_alive_thread), which is the main thread: it lives as long as the
+// process. (A target is the child of whichever thread started it; targets
+// are known by pid.) The main thread's children file stays open: procfs
+// regenerates it when read from offset 0, so a scan costs one pread instead
+// of listing every thread of the runner and reading each one's file.
+func (s *server) leaderChildren() []int {
+	s.kidsOnce.Do(func() {
+		p := "/proc/" + strconv.Itoa(s.self) + "/task/" + strconv.Itoa(s.self) + "/children"
+		s.kidsFD, s.kidsErr = unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	})
+	if s.kidsErr != nil {
+		return children(s.self, nil)
+	}
+	var buf [4096]byte
+	n, err := unix.Pread(s.kidsFD, buf[:], 0)
+	if err != nil || n == len(buf) {
+		return children(s.self, nil)
+	}
+	return appendPids(buf[:n], nil)
 }

@@ -35,7 +35,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := makeRunDir(lay); err != nil {
 		return Result{}, err
 	}
-	defer removeTree(lay.run)
+	defer scrap.discard(lay.run)
 	sealed, err := sealAll(spec, lay.work)
 	if err != nil {
 		return Result{}, err
@@ -44,22 +44,39 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The artifact folder does not concern the experiment: it is made
+	// while the experiment runs.
+	made := make(chan error, 1)
+	go func() { made <- makeArtifactDir(spec.ArtifactDir) }()
 	res, err := runHelper(ctx, spec, cfg)
+	if merr := <-made; err == nil && merr != nil {
+		err = merr
+	}
 	if err != nil {
 		return res, err
 	}
 	return res, finish(spec, lay, sealed, &res)
 }
 
+func makeArtifactDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("artifact dir: %w", err)
+	}
+	return nil
+}
+
 func makeRunDir(lay layout) error {
 	if err := os.MkdirAll(filepath.Dir(lay.run), 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
 	}
-	if err := os.Mkdir(lay.run, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	err := os.Mkdir(lay.run, 0o700)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("run dir: %w", err)
 	}
-	if names, err := readDirNames(lay.run); err != nil || len(names) > 0 {
-		return fmt.Errorf("run dir %s must be a new or empty folder: %w", lay.run, errors.Join(err, fs.ErrExist))
+	if err != nil { // it existed: it must be empty
+		if names, err := readDirNames(lay.run); err != nil || len(names) > 0 {
+			return fmt.Errorf("run dir %s must be a new or empty folder: %w", lay.run, errors.Join(err, fs.ErrExist))
+		}
 	}
 	for _, d := range []string{lay.work, lay.tmp} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -191,6 +208,7 @@ func applyReport(res *Result, rep helperReport, ctxDone bool) {
 	res.LimitExceeded = rep.Limit
 	res.WallSeconds = rep.WallSeconds
 	res.Containment = rep.Containment
+	res.survivors = rep.Survivors
 	if rep.Samples > 0 || rep.PeakRSS > 0 {
 		peak := rep.PeakRSS
 		res.PeakRSSBytes = &peak

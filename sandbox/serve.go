@@ -63,9 +63,8 @@ func serveMain(args []string) int {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { r.signals(sigs, done) })
-	// The reader blocks in read(2) on stdin, which nothing can interrupt;
-	// it ends with the process, after every run has been cleaned up.
-	go r.read(os.Stdin)
+	in := pollableStdin()
+	wg.Go(func() { r.read(in) })
 	<-r.srv.gone
 	r.mu.Lock()
 	r.stopping = true
@@ -74,8 +73,20 @@ func serveMain(args []string) int {
 	r.srv.sweep()
 	signal.Stop(sigs)
 	close(done)
+	_ = in.Close() // ends the reader if stdin is still open
 	wg.Wait()
 	return 0
+}
+
+// pollableStdin returns stdin in non-blocking mode, so that reading it parks
+// the reader in Go's poller instead of holding a thread (and its scheduler
+// slot) in read(2), and so that Close ends a pending read. The host holds
+// the other end of the pipe; nobody else shares this file description.
+func pollableStdin() *os.File {
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return os.Stdin
+	}
+	return os.NewFile(0, "stdin")
 }
 
 func (r *runner) signals(sigs chan os.Signal, done chan struct{}) {

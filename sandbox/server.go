@@ -25,6 +25,10 @@ type server struct {
 	parentPID int
 	self      int
 	gone      chan struct{} // closed when the parent died or stdin closed
+	cgroups   cgroupSetup
+	kidsOnce  sync.Once // opens kidsFD: our main thread's children file
+	kidsFD    int
+	kidsErr   error
 	stopOnce  sync.Once
 
 	mu      sync.Mutex
@@ -34,7 +38,7 @@ type server struct {
 }
 
 func newServer(parentPID int) *server {
-	return &server{parentPID: parentPID, self: os.Getpid(), gone: make(chan struct{}),
+	return &server{parentPID: parentPID, self: os.Getpid(), gone: make(chan struct{}), cgroups: probeCgroups(),
 		targets: map[int]*watchdog{}, active: map[uint64]*watchdog{}, orphans: map[orphanKey]map[uint64]bool{}}
 }
 

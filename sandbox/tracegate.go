@@ -22,7 +22,7 @@ func (w *watchdog) launchTraced(files []*os.File) (bool, error) {
 		return false, nil
 	}
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true}
-	w.cg.attach(sys)
+	w.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
 		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}}
 	var early *waitResult

@@ -36,11 +36,12 @@ type watchdog struct {
 	graceUntil  time.Time
 	killing     bool
 	cg          *cgroup
+	pidfd       int        // the target's pidfd from its clone, until watchExit takes it
 	files       *procFiles // open /proc files of the sampled processes
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
-	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(),
+	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(), pidfd: -1,
 		exit: make(chan waitResult, 1), cancel: make(chan struct{}, 2), wake: make(chan struct{}, 1)}
 }
 
@@ -48,19 +49,23 @@ func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
 func (w *watchdog) run() helperReport {
 	w.srv.begin(w)
 	defer w.srv.end(w)
-	w.cg = newCgroup(w.cfg.memory, w.id)
+	w.cg = newCgroup(w.srv.cgroups.v2Dir, w.cfg.memory, w.id)
 	w.rep.Containment = w.cg.kind()
-	if w.cg == nil && inStudyPidsCgroup() {
+	if w.cg == nil && w.srv.cgroups.pids {
 		w.rep.Containment = ContainmentPids
 	}
 	w.start = time.Now()
-	if err := w.launch(); err != nil {
+	err := w.launch()
+	stopWatch := w.watchExit()
+	if err != nil {
+		stopWatch()
 		w.rep.Error = err.Error()
 		w.cg.remove()
 		return w.rep
 	}
 	w.sample(false)
 	w.loop()
+	stopWatch()
 	w.cleanup()
 	w.files.close()
 	w.classify()
