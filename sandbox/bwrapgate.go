@@ -15,11 +15,11 @@ import (
 // experiment inherits them, as it would from the barrier; bwrap's own
 // process gets them too. This saves a shell start per experiment.
 func (w *watchdog) launchBwrap() error {
-	files, err := openStdio(w.cfg.stdout, w.cfg.stderr)
+	files, err := w.openStdio()
 	if err != nil {
 		return err
 	}
-	defer closeAll(files)
+	defer files.close()
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("helper: %w", err)
@@ -35,7 +35,7 @@ func (w *watchdog) launchBwrap() error {
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	w.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
-		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), infoW.Fd(), blockR.Fd()}}
+		Files: append(files.fds(), infoW.Fd(), blockR.Fd())}
 	pid, err := w.srv.forkTarget(w, func() (int, error) { return syscall.ForkExec(argv[0], argv, attr) })
 	_ = infoW.Close() // only bwrap may hold the write end, so its EOF arrives
 	_ = blockR.Close()

@@ -107,7 +107,12 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 	}
 	c.stdin, c.pid = stdin, cmd.Process.Pid
 	started <- nil
-	c.readReplies(stdout)
+	// The replies are read on a goroutine of their own: one on a locked
+	// thread cannot run the run it wakes without handing its scheduler
+	// slot to another thread (tens of µs per reply).
+	var rd sync.WaitGroup
+	rd.Go(func() { c.readReplies(stdout) })
+	rd.Wait()
 	c.err = fmt.Errorf("%w: %w: %s", errRunnerGone, cmd.Wait(), c.stderr.String())
 	c.failPending()
 }

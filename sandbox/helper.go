@@ -127,16 +127,46 @@ func setLimits(pid int, cpu, fsize, as, tag uint64) error {
 		all = append(all, lim{unix.RLIMIT_RTTIME, rtTagBase + tag, rtTagBase + tag})
 	}
 	for _, l := range all {
+		// The target inherited our hard limits: clamp to those, and read
+		// its own only if that fails.
+		hard := ownHardLimit(l.res)
+		r := unix.Rlimit{Cur: min(l.soft, hard), Max: min(l.hard, hard)}
+		if unix.Prlimit(pid, l.res, &r, nil) == nil {
+			continue
+		}
 		var cur unix.Rlimit
 		if err := unix.Prlimit(pid, l.res, nil, &cur); err != nil {
 			return fmt.Errorf("prlimit %d: %w", l.res, err)
 		}
-		r := unix.Rlimit{Cur: min(l.soft, cur.Max), Max: min(l.hard, cur.Max)}
+		r = unix.Rlimit{Cur: min(l.soft, cur.Max), Max: min(l.hard, cur.Max)}
 		if err := unix.Prlimit(pid, l.res, &r, nil); err != nil {
 			return fmt.Errorf("prlimit %d: %w", l.res, err)
 		}
 	}
 	return nil
+}
+
+// ownHard holds our own hard limits, read once: a runner's are never
+// changed, and every target starts with them.
+var ownHard = struct {
+	once sync.Once
+	max  map[int]uint64
+}{}
+
+func ownHardLimit(res int) uint64 {
+	ownHard.once.Do(func() {
+		ownHard.max = map[int]uint64{}
+		for _, r := range []int{unix.RLIMIT_CORE, unix.RLIMIT_CPU, unix.RLIMIT_FSIZE, unix.RLIMIT_AS, unix.RLIMIT_RTTIME} {
+			var l unix.Rlimit
+			if unix.Getrlimit(r, &l) == nil {
+				ownHard.max[r] = l.Max
+			}
+		}
+	})
+	if m, ok := ownHard.max[res]; ok {
+		return m
+	}
+	return unix.RLIM_INFINITY // unknown: the kernel refuses what is too high
 }
 
 // startBarrier is the script of the start barrier: /bin/sh waits for one
@@ -154,11 +184,11 @@ func (w *watchdog) launch() error {
 	if w.cfg.bwrapGate {
 		return w.launchBwrap()
 	}
-	files, err := openStdio(w.cfg.stdout, w.cfg.stderr)
+	files, err := w.openStdio()
 	if err != nil {
 		return err
 	}
-	defer closeAll(files)
+	defer files.close()
 	if started, err := w.launchTraced(files); started || err != nil {
 		return err
 	}
@@ -172,7 +202,7 @@ func (w *watchdog) launch() error {
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	w.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
-		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), gate.Fd()}}
+		Files: append(files.fds(), gate.Fd())}
 	pid, err := w.srv.forkTarget(w, func() (int, error) {
 		// The target's Pdeathsig follows the forking thread; the runner
 		// never locks a goroutine to a thread, so none of its threads ends
@@ -192,29 +222,6 @@ func (w *watchdog) launch() error {
 		return fmt.Errorf("helper: release target: %w", err)
 	}
 	return nil
-}
-
-func openStdio(stdout, stderr string) ([]*os.File, error) {
-	in, err := os.Open(os.DevNull)
-	if err != nil {
-		return nil, fmt.Errorf("helper: %w", err)
-	}
-	files := []*os.File{in}
-	for _, p := range []string{stdout, stderr} {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			closeAll(files)
-			return nil, fmt.Errorf("helper: %w", err)
-		}
-		files = append(files, f)
-	}
-	return files, nil
-}
-
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		_ = f.Close()
-	}
 }
 
 func signalName(n int) string {

@@ -2,10 +2,8 @@ package sandbox
 
 import (
 	"errors"
-	"flag"
-	"io"
+	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -35,11 +33,6 @@ type helperConfig struct {
 	env         []string
 	argv        []string
 }
-
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 // args renders cfg as helper flags, ending with "--" and the target argv.
 func (c *helperConfig) args() []string {
@@ -71,37 +64,76 @@ func (c *helperConfig) args() []string {
 	return append(append(a, "--"), c.argv...)
 }
 
+// parseHelperArgs parses what args renders (by hand: the flag package
+// costs more than the rest of a request's handling).
 func parseHelperArgs(args []string) (helperConfig, error) {
 	var c helperConfig
-	var ms int64
-	var watch, env listFlag
-	fs := flag.NewFlagSet(HelperArg, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.IntVar(&c.parentPID, "parent-pid", 0, "")
-	fs.Int64Var(&ms, "timeout-ms", 0, "")
-	fs.Int64Var(&c.memory, "memory", 0, "")
-	fs.Int64Var(&c.workspace, "workspace", 0, "")
-	limitFlags(fs, &c.cpuLimit, &c.fsizeLimit, &c.asLimit)
-	fs.BoolVar(&c.exitSignals, "exit-signals", false, "")
-	fs.BoolVar(&c.prootStatus, "proot-status", false, "")
-	fs.BoolVar(&c.bwrapGate, "bwrap-gate", false, "")
-	fs.StringVar(&c.stdout, "stdout", "", "")
-	fs.StringVar(&c.stderr, "stderr", "", "")
-	fs.StringVar(&c.dir, "dir", "", "")
-	fs.Var(&watch, "watch", "")
-	fs.Var(&env, "env", "")
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "--":
+			c.argv = args[i+1:]
+			i = len(args)
+			continue
+		case "--exit-signals":
+			c.exitSignals = true
+			continue
+		case "--proot-status":
+			c.prootStatus = true
+			continue
+		case "--bwrap-gate":
+			c.bwrapGate = true
+			continue
+		}
+		if i+1 >= len(args) {
+			return c, fmt.Errorf("helper: %s needs a value", a)
+		}
+		i++
+		if err := c.set(a, args[i]); err != nil {
+			return c, err
+		}
 	}
-	c.timeout, c.watch, c.env, c.argv = time.Duration(ms)*time.Millisecond, watch, env, fs.Args()
 	if c.parentPID <= 0 || c.timeout <= 0 || len(c.argv) == 0 || c.stdout == "" || c.stderr == "" {
 		return c, errors.New("helper: missing --parent-pid, --timeout-ms, --stdout, --stderr or command")
 	}
 	return c, nil
 }
 
-func limitFlags(fs *flag.FlagSet, cpu, fsize, as *uint64) {
-	fs.Uint64Var(cpu, "cpu", 0, "")
-	fs.Uint64Var(fsize, "fsize", 0, "")
-	fs.Uint64Var(as, "as", 0, "")
+// set applies one flag that takes a value.
+func (c *helperConfig) set(name, v string) error {
+	var err error
+	var ms int64
+	switch name {
+	case "--stdout":
+		c.stdout = v
+	case "--stderr":
+		c.stderr = v
+	case "--dir":
+		c.dir = v
+	case "--watch":
+		c.watch = append(c.watch, v)
+	case "--env":
+		c.env = append(c.env, v)
+	case "--parent-pid":
+		c.parentPID, err = strconv.Atoi(v)
+	case "--timeout-ms":
+		ms, err = strconv.ParseInt(v, 10, 64)
+		c.timeout = time.Duration(ms) * time.Millisecond
+	case "--memory":
+		c.memory, err = strconv.ParseInt(v, 10, 64)
+	case "--workspace":
+		c.workspace, err = strconv.ParseInt(v, 10, 64)
+	case "--cpu":
+		c.cpuLimit, err = strconv.ParseUint(v, 10, 64)
+	case "--fsize":
+		c.fsizeLimit, err = strconv.ParseUint(v, 10, 64)
+	case "--as":
+		c.asLimit, err = strconv.ParseUint(v, 10, 64)
+	default:
+		return fmt.Errorf("helper: unknown flag %q", name)
+	}
+	if err != nil {
+		return fmt.Errorf("helper: %s: %w", name, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,45 +24,50 @@ func keepLogs(artifactDir string, lay layout, res *Result) error {
 		tail      *string
 	}{{lay.stdout, StdoutLog, &res.StdoutTail}, {lay.stderr, StderrLog, &res.StderrTail}}
 	for _, l := range logs {
-		short, err := headTail(l.src, tailHalf)
+		tail, err := keepLog(l.src, filepath.Join(artifactDir, l.name), res.survivors == 0)
 		if err != nil {
 			return err
 		}
-		*l.tail = strings.ToValidUTF8(string(short), "\uFFFD")
-		dst := filepath.Join(artifactDir, l.name)
-		if res.survivors == 0 && moveWhole(l.src, dst) {
-			continue
-		}
-		kept, err := headTail(l.src, logHalf)
-		if err != nil {
-			return err
-		}
-		if err := writeAtomic(dst, kept); err != nil {
-			return err
-		}
+		*l.tail = strings.ToValidUTF8(string(tail), "\uFFFD")
 	}
 	return nil
 }
 
-// moveWhole renames a log that is kept whole (a plain file of at most
-// 2×logHalf bytes with one link) into the artifact folder, read-only, and
-// reports whether it did. The caller guarantees that no process of the run
-// is left to write to it; anything else (another filesystem, a log the
-// experiment replaced) is copied instead.
-func moveWhole(src, dst string) bool {
+// keepLog stores the log src as dst, bounded to logHalf bytes from each
+// end, and returns its head+tail bounded to tailHalf. A log kept whole (a
+// plain file with one link) is renamed into place, read-only, when movable
+// (no process of the run is left to write to it) and the rename works; any
+// other is copied. A missing log, or one the experiment replaced with
+// something else than a plain file, is kept empty.
+func keepLog(src, dst string, movable bool) ([]byte, error) {
 	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if os.IsNotExist(err) || errors.Is(err, syscall.ELOOP) {
+		return nil, writeAtomic(dst, nil)
+	}
 	if err != nil {
-		return false
+		return nil, fmt.Errorf("log: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || nlink(info) != 1 || info.Size() > 2*logHalf {
-		return false
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
 	}
-	if f.Chmod(0o444) != nil {
-		return false
+	if !info.Mode().IsRegular() {
+		return nil, writeAtomic(dst, nil)
 	}
-	return os.Rename(src, dst) == nil
+	tail, err := headTailOf(f, info.Size(), tailHalf)
+	if err != nil {
+		return nil, err
+	}
+	whole := nlink(info) == 1 && info.Size() <= 2*logHalf
+	if movable && whole && f.Chmod(0o444) == nil && os.Rename(src, dst) == nil {
+		return tail, nil
+	}
+	kept, err := headTailOf(f, info.Size(), logHalf)
+	if err != nil {
+		return nil, err
+	}
+	return tail, writeAtomic(dst, kept)
 }
 
 // headTail returns the file whole when it holds at most 2×half bytes, else
@@ -80,7 +86,11 @@ func headTail(path string, half int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log: %w", err)
 	}
-	size := info.Size()
+	return headTailOf(f, info.Size(), half)
+}
+
+// headTailOf is headTail for an open file of size bytes.
+func headTailOf(f *os.File, size, half int64) ([]byte, error) {
 	if size <= 2*half {
 		return readAt(f, 0, size)
 	}

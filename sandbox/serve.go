@@ -136,13 +136,25 @@ func (r *runner) start(req runnerRequest) {
 	}
 	w := newWatchdog(cfg, r.srv, req.ID)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.stopping {
+		r.mu.Unlock()
 		r.reply(req.ID, helperReport{Error: "helper: runner is stopping"})
 		return
 	}
-	r.srv.begin(w) // before the goroutine runs, so that a cancel finds it
-	r.runs.Go(func() { r.reply(req.ID, w.run()) })
+	r.runs.Add(1) // before serveMain can wait for the runs
+	r.mu.Unlock()
+	// The target is launched here, on the reader, rather than on the run's
+	// goroutine, which would first have to be scheduled; launches are
+	// serialised by the reaper's lock anyway.
+	if !w.open() {
+		r.reply(req.ID, w.rep)
+		r.runs.Done()
+		return
+	}
+	go func() {
+		defer r.runs.Done()
+		r.reply(req.ID, w.supervise())
+	}()
 }
 
 func (r *runner) reply(id uint64, rep helperReport) {

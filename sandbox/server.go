@@ -29,6 +29,9 @@ type server struct {
 	kidsOnce  sync.Once // opens kidsFD: our main thread's children file
 	kidsFD    int
 	kidsErr   error
+	nullOnce  sync.Once // opens null: /dev/null, every target's stdin
+	null      *os.File
+	nullErr   error
 	stopOnce  sync.Once
 
 	mu      sync.Mutex

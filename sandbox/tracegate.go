@@ -16,7 +16,7 @@ import (
 // It reports false, starting nothing, where tracing is not allowed (then the
 // barrier is used) or the program cannot be found (the barrier's shell then
 // reports it the usual way).
-func (w *watchdog) launchTraced(files []*os.File) (bool, error) {
+func (w *watchdog) launchTraced(files stdio) (bool, error) {
 	path, ok := lookPathEnv(w.cfg.argv[0], w.cfg.env, w.cfg.dir)
 	if !ok {
 		return false, nil
@@ -24,7 +24,7 @@ func (w *watchdog) launchTraced(files []*os.File) (bool, error) {
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true}
 	w.attach(sys)
 	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
-		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}}
+		Files: files.fds()}
 	var early *waitResult
 	pid, err := w.srv.forkTarget(w, func() (int, error) {
 		// ptrace requests must come from the thread that started the child.

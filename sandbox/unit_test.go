@@ -3,8 +3,10 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTranslator(t *testing.T) {
@@ -83,5 +85,35 @@ func TestHashFile(t *testing.T) {
 	sum, n, err := HashFile(p)
 	if err != nil || n != 3 || sum != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("HashFile = %s %d %v", sum, n, err)
+	}
+}
+
+func TestHelperArgsRoundTrip(t *testing.T) {
+	want := helperConfig{parentPID: 7, timeout: 1500 * time.Millisecond, memory: 1 << 30, workspace: 2 << 30,
+		cpuLimit: 31, fsizeLimit: 1 << 20, asLimit: 1 << 40, exitSignals: true, bwrapGate: true,
+		watch: []string{"/w", "/t"}, stdout: "/r/out", stderr: "/r/err", dir: "/w",
+		env: []string{"A=1", "B=x\ny"}, argv: []string{"python3", "--", "-c", "print(1)"}}
+	got, err := parseHelperArgs(want.args())
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, %v\nwant %+v", got, err, want)
+	}
+}
+
+func TestHelperArgsRejected(t *testing.T) {
+	ok := []string{"--parent-pid", "1", "--timeout-ms", "10", "--stdout", "o", "--stderr", "e"}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"no command", ok},
+		{"empty command", append(ok, "--")},
+		{"unknown flag", append([]string{"--nope", "1"}, append(ok, "--", "true")...)},
+		{"missing value", []string{"--parent-pid"}},
+		{"bad number", append([]string{"--memory", "lots"}, append(ok, "--", "true")...)},
+		{"no timeout", []string{"--parent-pid", "1", "--stdout", "o", "--stderr", "e", "--", "true"}},
+	} {
+		if _, err := parseHelperArgs(c.args); err == nil {
+			t.Errorf("%s: accepted %q", c.name, c.args)
+		}
 	}
 }

@@ -37,6 +37,7 @@ type watchdog struct {
 	killing     bool
 	cg          *cgroup
 	pidfd       int        // the target's pidfd from its clone, until watchExit takes it
+	stopWatch   func()     // stops the pidfd watcher (see watchExit)
 	files       *procFiles // open /proc files of the sampled processes
 }
 
@@ -47,8 +48,16 @@ func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
 
 // run launches the target, supervises it until it exits and cleans up.
 func (w *watchdog) run() helperReport {
+	if !w.open() {
+		return w.rep
+	}
+	return w.supervise()
+}
+
+// open registers the run and launches its target. It reports false, with
+// the reason in w.rep, when the target could not be started.
+func (w *watchdog) open() bool {
 	w.srv.begin(w)
-	defer w.srv.end(w)
 	w.cg = newCgroup(w.srv.cgroups.v2Dir, w.cfg.memory, w.id)
 	w.rep.Containment = w.cg.kind()
 	if w.cg == nil && w.srv.cgroups.pids {
@@ -56,16 +65,24 @@ func (w *watchdog) run() helperReport {
 	}
 	w.start = time.Now()
 	err := w.launch()
-	stopWatch := w.watchExit()
+	w.stopWatch = w.watchExit()
 	if err != nil {
-		stopWatch()
+		w.stopWatch()
 		w.rep.Error = err.Error()
 		w.cg.remove()
-		return w.rep
+		w.srv.end(w)
+		return false
 	}
+	return true
+}
+
+// supervise watches the launched target until it exits, then kills what is
+// left of the run and reports.
+func (w *watchdog) supervise() helperReport {
+	defer w.srv.end(w)
 	w.sample(false)
 	w.loop()
-	stopWatch()
+	w.stopWatch()
 	w.cleanup()
 	w.files.close()
 	w.classify()
