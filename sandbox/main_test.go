@@ -38,6 +38,7 @@ func testHelperMode(mode string) int {
 		}
 		res, err := Run(signalContext(), spec)
 		CloseRunners()
+		Settle()
 		out = runOutput{Result: res, Err: errString(err)}
 	case "probe":
 		out = Probe(signalContext(), Backend(os.Args[1]))

@@ -35,7 +35,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := makeRunDir(lay); err != nil {
 		return Result{}, err
 	}
-	defer scrap.discard(lay.run)
+	defer folders.discard(lay.run)
 	sealed, err := sealAll(spec, lay.work)
 	if err != nil {
 		return Result{}, err
@@ -66,6 +66,9 @@ func makeArtifactDir(dir string) error {
 }
 
 func makeRunDir(lay layout) error {
+	if folders.take(lay) {
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(lay.run), 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
 	}

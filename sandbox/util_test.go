@@ -108,6 +108,7 @@ type experiment struct {
 func (e experiment) spec(t testing.TB) Spec {
 	t.Helper()
 	dir := testDir(t, e.asNobody)
+	t.Cleanup(Settle) // before dir goes: the run folders' worker may still write in it
 	research := filepath.Join(dir, "research")
 	var sealed []SealedFile
 	for rel, body := range e.files {

@@ -25,7 +25,7 @@ func TestRunFolderRemoved(t *testing.T) {
 	Settle()
 	left, _ := readDirNames(filepath.Dir(spec.RunDir))
 	for _, n := range left {
-		if strings.HasPrefix(n, scrapPrefix) {
+		if strings.HasPrefix(n, scrapPrefix) || strings.HasPrefix(n, sparePrefix) {
 			t.Errorf("%s left after Settle", n)
 		}
 	}
@@ -68,4 +68,40 @@ func TestClearScratch(t *testing.T) {
 		t.Errorf("left: %v", left)
 	}
 	ClearScratch(filepath.Join(parent, "missing")) // no folder: nothing to do
+}
+
+// TestSpareRunFolder takes a spare as a run folder, and refuses spares
+// that were changed after they were made.
+func TestSpareRunFolder(t *testing.T) {
+	tamper := map[string]func(lay layout){
+		"none":          func(layout) {},
+		"file in work":  func(l layout) { must(t, os.WriteFile(filepath.Join(l.work, "x"), nil, 0o644)) },
+		"tmp a symlink": func(l layout) { must(t, os.Remove(l.tmp)); must(t, os.Symlink(t.TempDir(), l.tmp)) },
+		"log not empty": func(l layout) { must(t, os.WriteFile(l.stdout, []byte("x"), 0o644)) },
+		"log linked":    func(l layout) { must(t, os.Link(l.stderr, l.stderr+".2")) },
+	}
+	for name, change := range tamper {
+		t.Run(name, func(t *testing.T) {
+			f := &runFolders{spares: map[string][]string{}}
+			parent := t.TempDir()
+			spare, ok := f.makeSpare(parent)
+			if !ok {
+				t.Fatal("no spare")
+			}
+			change(newLayout(spare))
+			f.spares[parent] = []string{spare}
+			lay := newLayout(filepath.Join(parent, "exp-1"))
+			got := f.take(lay)
+			if got != (name == "none") {
+				t.Fatalf("take = %v", got)
+			}
+			_, err := os.Stat(lay.run)
+			if got != (err == nil) {
+				t.Errorf("run folder present = %v after take = %v", err == nil, got)
+			}
+			if left, _ := readDirNames(parent); len(left) != map[bool]int{true: 1, false: 0}[got] {
+				t.Errorf("left in parent: %v", left)
+			}
+		})
+	}
 }
