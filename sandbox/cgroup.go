@@ -3,30 +3,45 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Containment values reported in Result.Containment.
 const (
-	ContainmentCgroup  = "cgroup"
+	// ContainmentCgroup: a cgroup v2 of the run's own holds its processes,
+	// caps their memory (memory.max) and kills them all (cgroup.kill).
+	ContainmentCgroup = "cgroup"
+	// ContainmentSampled: the sampled watchdog alone.
 	ContainmentSampled = "sampled-watchdog"
+	// ContainmentCgroupKill: the watchdog caps memory; a cgroup v2 of the
+	// run's own holds its processes and kills them all (no memory
+	// controller in the unified hierarchy, as on hybrid cgroup hosts).
+	ContainmentCgroupKill = "sampled-watchdog+cgroup-kill"
 )
 
-const cgroupRoot = "/sys/fs/cgroup"
+// cgroupRoots are where a cgroup v2 (unified) hierarchy is looked for: the
+// whole of /sys/fs/cgroup, or its unified part on a hybrid v1/v2 host.
+var cgroupRoots = []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
 
-// cgroup is a private cgroup v2 for one run, used when the unified hierarchy
-// is delegated to us. A nil *cgroup means "not available": every method is
-// then a no-op and the sampled watchdog is the only guarantee.
+// runCgroups starts the name of a run's cgroup: runCgroups + runner pid - run id.
+const runCgroups = "simjecture-run-"
+
+// cgroup is a private cgroup v2 for one run, used where the unified
+// hierarchy is writable by us. A nil *cgroup means "not available": every
+// method is then a no-op and the sampled watchdog is the only guarantee.
 type cgroup struct {
-	dir string
-	fd  int
+	dir    string
+	fd     int
+	memory bool // memory.max is set
 }
 
 // cgroupSetup is what a runner learns once, at its start, about the
@@ -36,36 +51,46 @@ type cgroupSetup struct {
 	pids  bool   // we live in a study's v1 pids cgroup (see LimitProcesses)
 }
 
+// removeStale removes the (empty) cgroups of runners that were killed.
+func (s cgroupSetup) removeStale() {
+	if s.v2Dir != "" {
+		removeStale(s.v2Dir, runCgroups)
+	}
+}
+
 func probeCgroups() cgroupSetup {
 	var s cgroupSetup
-	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		if own, err := ownCgroup(); err == nil {
-			s.v2Dir = filepath.Join(cgroupRoot, own)
+	for _, root := range cgroupRoots {
+		if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err != nil {
+			continue
 		}
+		if own, err := ownCgroup(); err == nil {
+			s.v2Dir = filepath.Join(root, own)
+			s.removeStale()
+		}
+		break
 	}
 	s.pids = inStudyPidsCgroup()
 	return s
 }
 
-// newCgroup creates a child of our own cgroup v2 folder parent with
-// memory.max set, or returns nil when there is none or it is not writable
-// (cgroup v1 hosts, no delegation). tag makes the name unique among the
-// runs of one runner.
+// newCgroup creates a child of our own cgroup v2 folder parent, with
+// memory.max set where the memory controller is enabled there, or returns
+// nil when there is no such folder or it is not writable (cgroup v1 only,
+// no delegation to an unprivileged account). tag makes the name unique
+// among the runs of one runner.
 func newCgroup(parent string, memory int64, tag uint64) *cgroup {
 	if parent == "" {
 		return nil
 	}
-	dir := filepath.Join(parent, fmt.Sprintf("simjecture-run-%d-%d", os.Getpid(), tag))
+	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d", runCgroups, os.Getpid(), tag))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}
 	cg := &cgroup{dir: dir, fd: -1}
 	if memory > 0 {
 		v := []byte(strconv.FormatInt(memory, 10))
-		if os.WriteFile(filepath.Join(dir, "memory.max"), v, 0) != nil {
-			cg.remove()
-			return nil
-		}
+		cg.memory = writeCgroupFile(filepath.Join(dir, "memory.max"), v) == nil
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -74,6 +99,16 @@ func newCgroup(parent string, memory int64, tag uint64) *cgroup {
 	}
 	cg.fd = fd
 	return cg
+}
+
+// writeCgroupFile writes an existing cgroup interface file (never creates one).
+func writeCgroupFile(p string, v []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(v)
+	return errors.Join(err, f.Close())
 }
 
 func ownCgroup() (string, error) { return ownCgroupOf("") }
@@ -97,10 +132,14 @@ func ownCgroupOf(controllers string) (string, error) {
 }
 
 func (c *cgroup) kind() string {
-	if c == nil {
+	switch {
+	case c == nil:
 		return ContainmentSampled
+	case c.memory:
+		return ContainmentCgroup
+	default:
+		return ContainmentCgroupKill
 	}
-	return ContainmentCgroup
 }
 
 // attach makes the target start inside the cgroup (clone3 CLONE_INTO_CGROUP).
@@ -113,7 +152,7 @@ func (c *cgroup) attach(sys *syscall.SysProcAttr) {
 // kill kills every process in the cgroup at once.
 func (c *cgroup) kill() {
 	if c != nil {
-		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+		_ = writeCgroupFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"))
 	}
 }
 
@@ -134,6 +173,9 @@ func (c *cgroup) oomKilled() bool {
 	return false
 }
 
+// remove kills what is left in the cgroup and removes it. Killed processes
+// leave it within moments (zombies do not hold it), so an rmdir that finds
+// it still populated is retried for up to about a second.
 func (c *cgroup) remove() {
 	if c == nil {
 		return
@@ -143,5 +185,11 @@ func (c *cgroup) remove() {
 		_ = unix.Close(c.fd)
 		c.fd = -1
 	}
-	_ = os.Remove(c.dir)
+	for i := 0; i < 200; i++ {
+		err := os.Remove(c.dir)
+		if err == nil || !errors.Is(err, syscall.EBUSY) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -15,9 +15,19 @@ import (
 // the watchdog kills it.
 const MaxProcesses = 8192
 
-// ContainmentPids is reported when the sampled watchdog is backed by the
-// study's pids cgroup.
-const ContainmentPids = "sampled-watchdog+pids-cgroup"
+// ContainmentPids is added to a containment without a memory cgroup when
+// the study's pids cgroup caps the run's processes too.
+const ContainmentPids = "+pids-cgroup"
+
+// containment names what holds a run: its cgroup v2 (see cgroup.kind),
+// and the study's pids cgroup where no memory cgroup applies.
+func containment(cg *cgroup, pids bool) string {
+	k := cg.kind()
+	if pids && k != ContainmentCgroup {
+		k += ContainmentPids
+	}
+	return k
+}
 
 const (
 	pidsRoot     = "/sys/fs/cgroup/pids"
@@ -40,7 +50,7 @@ func LimitProcesses(limit int) error {
 		return nil // already inside a study's cgroup
 	}
 	parent := filepath.Join(pidsRoot, own)
-	removeStale(parent)
+	removeStale(parent, studyCgroups)
 	dir := filepath.Join(parent, studyCgroups+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("pids cgroup: %w", err)
@@ -62,16 +72,19 @@ func inStudyPidsCgroup() bool {
 	return err == nil && strings.HasPrefix(filepath.Base(own), studyCgroups)
 }
 
-// removeStale removes the empty cgroups of studies whose supervisor is gone
-// (a process cannot remove the cgroup it still lives in).
-func removeStale(parent string) {
-	names, err := filepath.Glob(filepath.Join(parent, studyCgroups+"*"))
+// removeStale removes the empty cgroups in parent named prefix+PID[-…]
+// whose process PID is gone (a study's supervisor, a runner that was
+// killed). A process cannot remove the cgroup it still lives in, nor can
+// anyone remove one that still holds processes.
+func removeStale(parent, prefix string) {
+	names, err := filepath.Glob(filepath.Join(parent, prefix+"*"))
 	if err != nil {
 		return
 	}
 	for _, dir := range names {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), studyCgroups))
-		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
+		rest := strings.TrimPrefix(filepath.Base(dir), prefix)
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if err == nil && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
 			_ = os.Remove(dir)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -102,5 +103,19 @@ func TestRunnerRestarts(t *testing.T) {
 	must(t, err)
 	if rep := awaitRun(t, ch); rep.ExitCode == nil || *rep.ExitCode != 0 {
 		t.Errorf("after restart: %+v", rep)
+	}
+	// The killed runner's run cgroup (where there is one) is removed once
+	// empty, by the new runner after its run.
+	if v2 := probeCgroups().v2Dir; v2 != "" && os.Geteuid() == 0 {
+		left := filepath.Join(v2, runCgroups+strconv.Itoa(c.pid)+"-*")
+		waitFor(t, "the killed runner's cgroup to go", 10*time.Second, func() bool {
+			if m, _ := filepath.Glob(left); len(m) > 0 {
+				_, ch, err := c2.start(rawConfig(t, []string{"true"}))
+				must(t, err)
+				awaitRun(t, ch)
+				return false
+			}
+			return true
+		})
 	}
 }

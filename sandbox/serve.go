@@ -154,6 +154,8 @@ func (r *runner) start(req runnerRequest) {
 	go func() {
 		defer r.runs.Done()
 		r.reply(req.ID, w.supervise())
+		w.cg.remove()
+		r.srv.cgroups.removeStale() // those of runners that were killed
 	}()
 }
 

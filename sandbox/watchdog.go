@@ -51,7 +51,9 @@ func (w *watchdog) run() helperReport {
 	if !w.open() {
 		return w.rep
 	}
-	return w.supervise()
+	rep := w.supervise()
+	w.cg.remove()
+	return rep
 }
 
 // open registers the run and launches its target. It reports false, with
@@ -59,10 +61,7 @@ func (w *watchdog) run() helperReport {
 func (w *watchdog) open() bool {
 	w.srv.begin(w)
 	w.cg = newCgroup(w.srv.cgroups.v2Dir, w.cfg.memory, w.id)
-	w.rep.Containment = w.cg.kind()
-	if w.cg == nil && w.srv.cgroups.pids {
-		w.rep.Containment = ContainmentPids
-	}
+	w.rep.Containment = containment(w.cg, w.srv.cgroups.pids)
 	w.start = time.Now()
 	err := w.launch()
 	w.stopWatch = w.watchExit()
@@ -77,7 +76,9 @@ func (w *watchdog) open() bool {
 }
 
 // supervise watches the launched target until it exits, then kills what is
-// left of the run and reports.
+// left of the run and reports. The run's cgroup is left for the caller to
+// remove once the report is out: a process in its exit path (a namespace's
+// init tearing down) can hold it for a few milliseconds more.
 func (w *watchdog) supervise() helperReport {
 	defer w.srv.end(w)
 	w.sample(false)
@@ -86,7 +87,6 @@ func (w *watchdog) supervise() helperReport {
 	w.cleanup()
 	w.files.close()
 	w.classify()
-	w.cg.remove()
 	return w.rep
 }
 
