@@ -62,7 +62,7 @@ func (w *watchdog) launchBwrap() error {
 
 // limit sets the run's limits on pid, killing the target if that fails.
 func (w *watchdog) limit(pid int) error {
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.id); err != nil {
+	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.tag()); err != nil {
 		_ = syscall.Kill(w.target, syscall.SIGKILL)
 		return fmt.Errorf("helper: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,14 +74,22 @@ func startRun(t *testing.T, e experiment) (*exec.Cmd, *bytes.Buffer) {
 	return cmd, &out
 }
 
+// startEscapingRun starts, in a host process of its own, a run of backend
+// case c whose setsid grandchild ignores SIGTERM, and waits until it runs.
+func startEscapingRun(t *testing.T, c backendCase) (*exec.Cmd, *bytes.Buffer, string) {
+	t.Helper()
+	marker := newMarker()
+	e := experiment{backend: c.backend, asNobody: c.asNobody, command: escapeScript(marker, true), timeout: time.Minute}
+	cmd, out := startRun(t, e)
+	waitFor(t, "experiment to start", 10*time.Second, func() bool { return len(markerProcs(marker)) >= 2 })
+	return cmd, out, marker
+}
+
 func TestCancelKillsTree(t *testing.T) {
 	requireRoot(t)
 	for _, c := range backendCases {
 		t.Run(c.name, func(t *testing.T) {
-			marker := newMarker()
-			e := experiment{backend: c.backend, asNobody: c.asNobody, command: escapeScript(marker, true), timeout: time.Minute}
-			cmd, out := startRun(t, e)
-			waitFor(t, "experiment to start", 10*time.Second, func() bool { return len(markerProcs(marker)) >= 2 })
+			cmd, out, marker := startEscapingRun(t, c)
 			start := time.Now()
 			must(t, cmd.Process.Signal(syscall.SIGTERM))
 			must(t, cmd.Wait())
@@ -98,10 +107,7 @@ func TestHostKilledMidRun(t *testing.T) {
 	requireRoot(t)
 	for _, c := range backendCases {
 		t.Run(c.name, func(t *testing.T) {
-			marker := newMarker()
-			e := experiment{backend: c.backend, asNobody: c.asNobody, command: escapeScript(marker, true), timeout: time.Minute}
-			cmd, _ := startRun(t, e)
-			waitFor(t, "experiment to start", 10*time.Second, func() bool { return len(markerProcs(marker)) >= 2 })
+			cmd, _, marker := startEscapingRun(t, c)
 			must(t, cmd.Process.Kill())
 			_ = cmd.Wait()
 			waitGone(t, marker)
@@ -177,6 +183,30 @@ func TestZombieLeaderGoneAfterRun(t *testing.T) {
 				t.Fatalf("grandchild never started: %+v %s", res.Artifacts, res.StderrTail)
 			}
 			waitFor(t, "the zombie leader's threads to vanish", 10*time.Second, func() bool { return len(liveThreads(marker)) == 0 })
+		})
+	}
+}
+
+// TestRunnerKilledMidRun kills the runner (not the host) while a run's
+// setsid grandchild ignores SIGTERM: the host finds the runner's tagged
+// processes and kills them, for every backend.
+func TestRunnerKilledMidRun(t *testing.T) {
+	requireRoot(t)
+	for _, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd, _, marker := startEscapingRun(t, c)
+			runner := 0
+			for _, pid := range descendants(cmd.Process.Pid) {
+				if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(b), HelperArg+"\x00"+serveArg) {
+					runner = pid
+				}
+			}
+			if runner == 0 {
+				t.Fatal("no runner below the host")
+			}
+			must(t, syscall.Kill(runner, syscall.SIGKILL))
+			waitGone(t, marker)
+			_ = cmd.Wait() // the host reports the runner's death and exits
 		})
 	}
 }

@@ -113,7 +113,11 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 	var rd sync.WaitGroup
 	rd.Go(func() { c.readReplies(stdout) })
 	rd.Wait()
-	c.err = fmt.Errorf("%w: %w: %s", errRunnerGone, cmd.Wait(), c.stderr.String())
+	werr := cmd.Wait()
+	// A runner that died (rather than ended with its parent's stdin) may
+	// leave processes of its runs: kill those it tagged.
+	killTagged(c.pid)
+	c.err = fmt.Errorf("%w: %w: %s", errRunnerGone, werr, c.stderr.String())
 	c.failPending()
 }
 

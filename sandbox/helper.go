@@ -213,7 +213,7 @@ func (w *watchdog) launch() error {
 		return fmt.Errorf("helper: start: %w", err)
 	}
 	w.target = pid
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.id); err != nil {
+	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.tag()); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		return fmt.Errorf("helper: %w", err)
 	}

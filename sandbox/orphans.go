@@ -1,24 +1,74 @@
 package sandbox
 
 import (
+	"os"
 	"strconv"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // rtTagBase marks a run's processes: the target gets RLIMIT_RTTIME (soft
-// and hard) rtTagBase + run id, which every descendant inherits, even one
-// that calls setsid. The limit only concerns realtime-scheduled tasks, and
-// 2^40 µs of realtime CPU without a blocking call is never reached.
+// and hard) rtTagBase + its run's tag, which every descendant inherits, even
+// one that calls setsid. The limit only concerns realtime-scheduled tasks,
+// and 2^40 µs of realtime CPU without a blocking call is never reached.
 const rtTagBase = 1 << 40
 
-// runTag returns the run id pid is tagged with, or 0.
+// A run's tag is its runner's pid above tagIDBits and its run id below
+// (pids stay below 2^22, so a tag stays below 2^46): the host can find the
+// processes of a runner that died.
+const (
+	tagIDBits = 24
+	tagIDMask = 1<<tagIDBits - 1
+)
+
+// tag is the run tag of w's processes.
+func (w *watchdog) tag() uint64 { return uint64(w.srv.self)<<tagIDBits | w.id&tagIDMask }
+
+// runTag returns the run tag pid carries, or 0.
 func runTag(pid int) uint64 {
 	var r unix.Rlimit
 	if unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &r) != nil || r.Max <= rtTagBase || r.Cur != r.Max {
 		return 0
 	}
 	return r.Max - rtTagBase
+}
+
+// killTagged SIGKILLs, until none is left (or about a second has passed),
+// every process tagged by a run of the runner with pid runner: the host
+// calls it when its runner died, which would otherwise leave PRoot's
+// tracees and the descendants of a cooperative run that left its session.
+// Only processes of our own account can be read, and so killed.
+func killTagged(runner int) {
+	for range 100 {
+		if killTaggedOnce(runner) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func killTaggedOnce(runner int) int {
+	names, err := readDirNames("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		tag := runTag(pid)
+		st, err := readStat(pid)
+		if tag == 0 || tag>>tagIDBits != uint64(runner) || err != nil || st.finished() {
+			continue
+		}
+		n++
+		signalIfSame(pid, st.start, syscall.SIGKILL)
+	}
+	return n
 }
 
 // orphansOf returns our children (orphans, not targets) that belong to w
@@ -75,8 +125,8 @@ func (s *server) claims(w *watchdog, pid int, st procStat, owners map[uint64]boo
 	if o, ok := s.targets[st.sid]; ok && o != w {
 		return false
 	}
-	if tag := runTag(pid); tag != 0 && s.active[tag] != nil {
-		return tag == w.id
+	if tag := runTag(pid); tag>>tagIDBits == uint64(s.self) && s.active[tag&tagIDMask] != nil {
+		return tag&tagIDMask == w.id&tagIDMask
 	}
 	if w.owns(pid, st) {
 		return true

@@ -35,11 +35,14 @@ print("done")
 `
 
 // backendCases are the backends with the account each one must run as.
-var backendCases = []struct {
+// backendCase is a backend and the account a test runs it as.
+type backendCase struct {
 	name     string
 	backend  Backend
 	asNobody bool
-}{
+}
+
+var backendCases = []backendCase{
 	{"bubblewrap-root", Bubblewrap, false},
 	{"bubblewrap-nobody", Bubblewrap, true},
 	{"proot-nobody", ProotCooperative, true},

@@ -68,7 +68,7 @@ func (w *watchdog) releaseTraced(pid int) (*waitResult, error) {
 	if !r.ws.Stopped() {
 		return &r, nil
 	}
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.id); err != nil {
+	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.tag()); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		_ = syscall.PtraceDetach(pid)
 		return nil, err
