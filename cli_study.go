@@ -294,7 +294,7 @@ func checkResumable(ctx context.Context, c engine.Campaign) error {
 		return err
 	}
 	defer v.Close()
-	snap, err := v.Snapshot(ctx)
+	snap, err := v.DisplaySnapshot(ctx)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final 
 		err = nil
 	}
 	if final == "" {
-		snap, serr := sup.View().Snapshot(context.WithoutCancel(ctx))
+		snap, serr := sup.View().DisplaySnapshot(context.WithoutCancel(ctx))
 		if serr == nil {
 			final = snap.Status
 		}

@@ -12,10 +12,21 @@ import (
 // LoadSnapshot reads the whole study in one consistent read and derives
 // "interrupted" when the record says running but no live supervisor owns it.
 func LoadSnapshot(ctx context.Context, c Campaign, s *store.Store) (Snapshot, error) {
+	return loadSnapshot(ctx, c, s, -1)
+}
+
+// ViewExperiments is how many of the newest experiments a View's snapshot
+// holds: a display needs the newest ones and the counts, not every receipt
+// of a study of thousands.
+const ViewExperiments = 500
+
+// loadSnapshot reads the study with every experiment (window < 0) or the
+// newest window of them and no notes.
+func loadSnapshot(ctx context.Context, c Campaign, s *store.Store, window int) (Snapshot, error) {
 	var snap Snapshot
 	err := s.Read(ctx, func(tx *store.Tx) error {
 		var err error
-		snap, err = readSnapshot(tx)
+		snap, err = readSnapshot(tx, window)
 		return err
 	})
 	if err != nil {
@@ -31,7 +42,7 @@ func LoadSnapshot(ctx context.Context, c Campaign, s *store.Store) (Snapshot, er
 	return snap, nil
 }
 
-func readSnapshot(tx *store.Tx) (Snapshot, error) {
+func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
 	var snap Snapshot
 	row, err := tx.GetStudy()
 	if err != nil {
@@ -50,17 +61,33 @@ func readSnapshot(tx *store.Tx) (Snapshot, error) {
 	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 		return snap, err
 	}
-	if snap.Experiments, err = listDocs[Receipt](tx, store.Experiments); err != nil {
+	if snap.ExperimentCounts, err = tx.CountByStatus(store.Experiments); err != nil {
 		return snap, err
+	}
+	if err := readRecords(tx, &snap, window); err != nil {
+		return snap, err
+	}
+	if window < 0 {
+		snap.Notes, err = listNotes(tx)
+	}
+	return snap, err
+}
+
+func readRecords(tx *store.Tx, snap *Snapshot, window int) error {
+	var err error
+	if window < 0 {
+		snap.Experiments, err = listDocs[Receipt](tx, store.Experiments)
+	} else {
+		snap.Experiments, err = decodeDocs[Receipt](store.Experiments)(tx.ListDocsNewest(store.Experiments, window))
+	}
+	if err != nil {
+		return err
 	}
 	if snap.Claims, err = listDocs[Claim](tx, store.Claims); err != nil {
-		return snap, err
+		return err
 	}
-	if snap.Reviews, err = listDocs[Review](tx, store.Reviews); err != nil {
-		return snap, err
-	}
-	snap.Notes, err = listNotes(tx)
-	return snap, err
+	snap.Reviews, err = listDocs[Review](tx, store.Reviews)
+	return err
 }
 
 func fillFromContract(snap *Snapshot, k Contract) {
@@ -74,19 +101,25 @@ func fillFromContract(snap *Snapshot, k Contract) {
 }
 
 func listDocs[T any](tx *store.Tx, k store.Kind, statuses ...string) ([]T, error) {
-	docs, err := tx.ListDocs(k, statuses...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(docs))
-	for _, d := range docs {
-		var v T
-		if err := json.Unmarshal(d.JSON, &v); err != nil {
-			return nil, fmt.Errorf("decode %s %s: %w", k, d.ID, err)
+	return decodeDocs[T](k)(tx.ListDocs(k, statuses...))
+}
+
+// decodeDocs returns the decoder of a listing of kind k.
+func decodeDocs[T any](k store.Kind) func([]store.Doc, error) ([]T, error) {
+	return func(docs []store.Doc, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, v)
+		out := make([]T, 0, len(docs))
+		for _, d := range docs {
+			var v T
+			if err := json.Unmarshal(d.JSON, &v); err != nil {
+				return nil, fmt.Errorf("decode %s %s: %w", k, d.ID, err)
+			}
+			out = append(out, v)
+		}
+		return out, nil
 	}
-	return out, nil
 }
 
 func listNotes(tx *store.Tx) ([]Note, error) {

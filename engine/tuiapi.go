@@ -75,7 +75,7 @@ func studyEntry(ctx context.Context, root string, c Campaign) StudyEntry {
 		return e
 	}
 	defer v.Close()
-	snap, err := v.Snapshot(ctx)
+	snap, err := loadSnapshot(ctx, c, v.s, 0) // the list needs no experiment
 	if err != nil {
 		e.Err = err.Error()
 		return e

@@ -213,6 +213,7 @@ type Snapshot struct {
 	Provider         ProviderState   `json:"provider"`
 	Usage            Usage           `json:"usage"`
 	Experiments      []Receipt       `json:"experiments"`
+	ExperimentCounts map[string]int  `json:"experiment_counts"` // by status, over the whole study
 	Claims           []Claim         `json:"claims"`
 	Reviews          []Review        `json:"reviews"`
 	Notes            []Note          `json:"notes"`

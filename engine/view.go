@@ -39,8 +39,14 @@ func (v *View) Close() error {
 	return nil
 }
 
-// Snapshot reads the whole study.
+// Snapshot reads the whole study (status --json).
 func (v *View) Snapshot(ctx context.Context) (Snapshot, error) { return LoadSnapshot(ctx, v.c, v.s) }
+
+// DisplaySnapshot reads the study for display: every claim and review, the
+// newest ViewExperiments experiments with the counts of all, and no notes.
+func (v *View) DisplaySnapshot(ctx context.Context) (Snapshot, error) {
+	return loadSnapshot(ctx, v.c, v.s, ViewExperiments)
+}
 
 // LastSeq is the newest event number.
 func (v *View) LastSeq(ctx context.Context) (int64, error) { return v.s.LastSeq(ctx) }

@@ -177,7 +177,23 @@ func (t *Tx) ListDocs(k Kind, statuses ...string) ([]Doc, error) {
 			args = append(args, s)
 		}
 	}
-	rows, err := t.tx.QueryContext(t.ctx, q+" ORDER BY seq", args...)
+	return t.queryDocs(k, q+" ORDER BY seq", args...)
+}
+
+// ListDocsNewest lists the newest limit documents (by insertion), oldest
+// of them first.
+func (t *Tx) ListDocsNewest(k Kind, limit int) ([]Doc, error) {
+	col, err := k.column()
+	if err != nil {
+		return nil, err
+	}
+	q := "SELECT id, seq, status, " + col + " FROM (SELECT * FROM " + string(k) +
+		" ORDER BY seq DESC LIMIT ?) ORDER BY seq"
+	return t.queryDocs(k, q, limit)
+}
+
+func (t *Tx) queryDocs(k Kind, q string, args ...any) ([]Doc, error) {
+	rows, err := t.tx.QueryContext(t.ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", k, err)
 	}

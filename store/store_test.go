@@ -150,3 +150,36 @@ func TestControlAndUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestListDocsNewest(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	err := s.Tx(ctx, func(tx *Tx) error {
+		for _, id := range []string{"a", "b", "c", "d"} {
+			if _, err := tx.PutDoc(Experiments, id, "queued", []byte(`{}`)); err != nil {
+				return err
+			}
+		}
+		_, err := tx.PutDoc(Experiments, "a", "done", []byte(`{}`)) // an update keeps its place
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		limit int
+		want  string
+	}{{0, ""}, {2, "c,d"}, {3, "b,c,d"}, {9, "a,b,c,d"}} {
+		_ = s.Read(ctx, func(tx *Tx) error {
+			docs, err := tx.ListDocsNewest(Experiments, c.limit)
+			var ids []string
+			for _, d := range docs {
+				ids = append(ids, d.ID)
+			}
+			if got := strings.Join(ids, ","); err != nil || got != c.want {
+				t.Errorf("limit %d: got %q %v, want %q", c.limit, got, err, c.want)
+			}
+			return nil
+		})
+	}
+}

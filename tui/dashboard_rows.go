@@ -28,6 +28,16 @@ func (m dashModel) rowCount(p pane) int {
 	return len(m.studyLines(max(20, m.width/2)))
 }
 
+// experimentTotal is the number of experiments of the whole study (the
+// snapshot holds only the newest engine.ViewExperiments).
+func (m dashModel) experimentTotal() int {
+	n := 0
+	for _, c := range m.state.Snapshot.ExperimentCounts {
+		n += c
+	}
+	return n
+}
+
 // studyLines is the Study pane: hypothesis, activity, deadline, provider.
 func (m dashModel) studyLines(w int) []string {
 	s := m.state.Snapshot

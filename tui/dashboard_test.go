@@ -263,3 +263,17 @@ func assertFits(t *testing.T, view string, w, h int) {
 }
 
 var _ = context.Background
+
+// TestExperimentsPaneSaysWhenWindowed: a study larger than the view's
+// window shows the newest experiments and says how many there are in all.
+func TestExperimentsPaneSaysWhenWindowed(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	shown := len(f.state.Snapshot.Experiments)
+	f.state.Snapshot.ExperimentCounts = map[string]int{engine.ExpSucceeded: 2990, engine.ExpFailed: 10}
+	m := openDash(t, f, false, 120, 40)
+	want := fmt.Sprintf("Experiments (newest %d of 3000)", shown)
+	if v := m.View(); !strings.Contains(v, want) {
+		t.Fatalf("want %q in\n%s", want, v)
+	}
+}

@@ -146,6 +146,9 @@ func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string
 	title := paneNames[p]
 	if n := len(rows); p != paneStudy && n > 0 {
 		title = fmt.Sprintf("%s (%d)", title, n)
+		if total := m.experimentTotal(); p == paneExperiments && total > n {
+			title = fmt.Sprintf("%s (newest %d of %d)", paneNames[p], n, total)
+		}
 	}
 	out := []string{m.paneTitle(title, focused, w)}
 	if header != "" && h > 1 {

@@ -54,7 +54,7 @@ func (s *liveStudy) start() {
 
 // Refresh reads the snapshot and the supervision state.
 func (s *liveStudy) Refresh(ctx context.Context) (StudyState, error) {
-	snap, err := s.view.Snapshot(ctx)
+	snap, err := s.view.DisplaySnapshot(ctx)
 	if err != nil {
 		return StudyState{}, err
 	}
