@@ -398,7 +398,10 @@ func (m dashModel) handleControlKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		m.confirm = "cancel"
 		return m, nil
 	}
-	if status == engine.StatusRunning || m.state.OtherOwner || engine.Terminal(status) {
+	// A study that is not running may still look owned for a moment (its
+	// last supervisor is exiting, or the last refresh is older): the
+	// resume itself takes the lock, and says so if it cannot.
+	if status == engine.StatusRunning || engine.Terminal(status) {
 		return m.say("the study is " + status + "; it cannot be resumed now"), nil
 	}
 	m.controlling = true
