@@ -92,6 +92,10 @@ func newCgroup(parent string, memory int64, tag uint64) *cgroup {
 		v := []byte(strconv.FormatInt(memory, 10))
 		cg.memory = writeCgroupFile(filepath.Join(dir, "memory.max"), v) == nil
 	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil && !cg.memory {
+		cg.remove() // before Linux 5.14: nothing to add to the watchdog
+		return nil
+	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		cg.remove()
