@@ -35,9 +35,6 @@ type llmMock struct {
 	badAuth  int
 }
 
-// llmFaults are the faults the mock can inject.
-var llmFaults = []string{"429", "500", "503", "cut", "hang", "401", "402", "403", "429quota"}
-
 func newLLMMock(t *testing.T, key string, faults map[int]string) *llmMock {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", "api_cubes.py"))
@@ -145,7 +142,7 @@ func hasRole(msgs []llmMessage, role string) bool {
 	return false
 }
 
-// fault answers with one of llmFaults.
+// fault answers with the named fault: 429, 500, 503, cut, hang, 401, 402, 403 or 429quota.
 func (m *llmMock) fault(w http.ResponseWriter, r *http.Request, name string) {
 	switch name {
 	case "429":

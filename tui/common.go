@@ -129,8 +129,6 @@ type (
 	homeMsg struct{}
 	// quitMsg ends the program.
 	quitMsg struct{}
-	// errMsg is an error for the current screen's message line.
-	errMsg struct{ err error }
 )
 
 // msgCmd returns a Cmd that produces msg.

@@ -102,9 +102,7 @@ func (f *fileTools) run(name string, raw []byte) string {
 // study, anything else is under research/.
 func (f *fileTools) resolve(p string, write bool) (*os.Root, string, error) {
 	clean := path.Clean(strings.TrimSpace(p))
-	if strings.HasPrefix(clean, "research/") {
-		clean = strings.TrimPrefix(clean, "research/")
-	}
+	clean = strings.TrimPrefix(clean, "research/")
 	switch {
 	case p == "" && !write:
 		return f.research, ".", nil
