@@ -65,7 +65,7 @@ func startRun(t *testing.T, e experiment) (*exec.Cmd, *bytes.Buffer) {
 		cmd = nobodyCommand(t, "run")
 	} else {
 		cmd = exec.Command(os.Args[0])
-		cmd.Env = []string{envTestHelper + "=run", "PATH=/usr/bin:/bin"}
+		cmd.Env = []string{envTestHelper + "=run", "PATH=/usr/bin:/bin", raceNoExitSleep}
 	}
 	var out bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, os.Stderr

@@ -90,6 +90,11 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 	defer close(c.dead)
 	cmd := exec.Command(self, HelperArg, serveArg, "--parent-pid", strconv.Itoa(os.Getpid()))
 	cmd.Env = []string{}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		// Read only by race-enabled builds (the tests': they turn off the
+		// race runtime's one-second sleep at exit).
+		cmd.Env = append(cmd.Env, "GORACE="+v)
+	}
 	cmd.Stderr = c.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	stdin, err := cmd.StdinPipe()

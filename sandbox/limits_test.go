@@ -44,6 +44,7 @@ func TestLimits(t *testing.T) {
 				continue
 			}
 			t.Run(c.name+"/"+bc.name, func(t *testing.T) {
+				t.Parallel() // mostly waiting for a limit: the cases overlap
 				e := c.e
 				e.backend, e.asNobody = bc.backend, bc.asNobody
 				res, _, err := e.run(t)

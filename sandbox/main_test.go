@@ -12,12 +12,20 @@ import (
 // the Report for the backend named in os.Args[1].
 const envTestHelper = "SIMJECTURE_SANDBOX_TEST_HELPER"
 
+// raceNoExitSleep turns off the race runtime's one-second sleep at exit in
+// the test binaries this one starts (hosts as nobody, runners); other
+// builds ignore it.
+const raceNoExitSleep = "GORACE=atexit_sleep_ms=0"
+
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == HelperArg {
 		os.Exit(HelperMain(os.Args[2:]))
 	}
 	if mode := os.Getenv(envTestHelper); mode != "" {
 		os.Exit(testHelperMode(mode))
+	}
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		_ = os.Setenv("GORACE", "atexit_sleep_ms=0") // for the runners it starts
 	}
 	// Like a supervisor, cap this test process's tree (fork-bomb tests), where writable.
 	_ = LimitProcesses(MaxProcesses)

@@ -94,7 +94,7 @@ func restrictedHost(t *testing.T, asNobody bool) Report {
 	if asNobody {
 		cmd = exec.Command("setpriv", argv...)
 	}
-	cmd.Env = []string{envTestHelper + "=select", "PATH=/usr/bin:/bin"}
+	cmd.Env = []string{envTestHelper + "=select", "PATH=/usr/bin:/bin", raceNoExitSleep}
 	var r Report
 	runJSON(t, cmd, &r)
 	return r

@@ -189,7 +189,7 @@ func nobodyCommand(t testing.TB, mode string, args ...string) *exec.Cmd {
 	bin := filepath.Join(sharedDir(t), "sandbox.test")
 	argv := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)
 	cmd := exec.Command("setpriv", argv...)
-	cmd.Env = []string{envTestHelper + "=" + mode, "PATH=/usr/bin:/bin"}
+	cmd.Env = []string{envTestHelper + "=" + mode, "PATH=/usr/bin:/bin", raceNoExitSleep}
 	cmd.Dir = "/"
 	return cmd
 }
