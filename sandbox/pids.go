@@ -63,6 +63,7 @@ func LimitProcesses(limit int) error {
 		_ = os.Remove(dir)
 		return fmt.Errorf("pids cgroup: %w", err)
 	}
+	reserveThreads(threadReserve) // the cap is shared with the experiments
 	return nil
 }
 

@@ -57,6 +57,7 @@ func serveMain(args []string) int {
 	if !becomeRunner(*parentPID) {
 		return exitParentGone
 	}
+	reserveThreads(threadReserve)
 	r := &runner{srv: newServer(*parentPID), enc: json.NewEncoder(os.Stdout)}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
