@@ -199,7 +199,12 @@ func TestTUICooperativeStudyAsUnprivilegedAccount(t *testing.T) {
 		t.Fatalf("after x the mode indicator must stay:\n%s", scr)
 	}
 	s.keys("w")
-	s.waitText(5*time.Second, "Cooperative execution")
+	scr = s.waitText(5*time.Second, "Cooperative execution")
+	if strings.Contains(scr, "Supervisor error") || !strings.Contains(scr, "supervising") {
+		// Seen once in a loaded CI run: the study's supervisor had stopped,
+		// so q left without asking. Say why instead of timing out below.
+		t.Fatalf("the supervisor is not running any more:\n%s", scr)
+	}
 	s.keys("q")
 	s.waitText(5*time.Second, "Pause the study and leave?")
 	s.keys("y")
