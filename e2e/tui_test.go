@@ -205,6 +205,7 @@ func TestTUICooperativeStudyAsUnprivilegedAccount(t *testing.T) {
 		// so q left without asking. Say why instead of timing out below.
 		t.Fatalf("the supervisor is not running any more:\n%s", scr)
 	}
+	t.Logf("before q:\n%s", scr)
 	s.keys("q")
 	s.waitText(5*time.Second, "Pause the study and leave?")
 	s.keys("y")

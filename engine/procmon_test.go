@@ -122,19 +122,26 @@ func TestProcMonitorRealChild(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	m := NewProcMonitor()
-	rows, err := m.Sample([]int{os.Getpid()}, "bubblewrap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		if r.PID == cmd.Process.Pid {
-			if r.Role != RoleAgent || !strings.HasPrefix(r.Command, "sleep 30") || r.RSSBytes <= 0 {
-				t.Errorf("child row = %+v", r)
+	// Sampled until the child has finished its exec (before that it has
+	// no command line and no resident memory yet), for up to 10 s.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var last ProcSample
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-tick.C {
+		rows, err := m.Sample([]int{os.Getpid()}, "bubblewrap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if r.PID == cmd.Process.Pid {
+				last = r
 			}
+		}
+		if last.Role == RoleAgent && strings.HasPrefix(last.Command, "sleep 30") && last.RSSBytes > 0 {
 			return
 		}
 	}
-	t.Fatalf("the child %d is not among the sampled rows %+v", cmd.Process.Pid, rows)
+	t.Fatalf("child %d: last row %+v; want an agent row for sleep 30 with resident memory", cmd.Process.Pid, last)
 }
 
 // TestProcMonitorSharedRunner attributes each child of the shared sandbox
