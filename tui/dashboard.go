@@ -367,7 +367,9 @@ func (m dashModel) handleLeave() (dashModel, tea.Cmd) {
 	if m.controlling {
 		return m, nil
 	}
-	if m.state.Supervising && m.state.Snapshot.Status == engine.StatusRunning {
+	// Whenever this process supervises the study — also in the moment
+	// after it started, before a refresh shows the study running.
+	if m.state.Supervising {
 		m.confirm = "leave"
 		return m, nil
 	}

@@ -279,3 +279,16 @@ func TestExperimentsPaneSaysWhenWindowed(t *testing.T) {
 		t.Fatalf("want %q in\n%s", want, v)
 	}
 }
+
+// TestLeaveAsksRightAfterTheStart: a study this process just started still
+// reads as created (paused) until the next refresh; q asks all the same.
+func TestLeaveAsksRightAfterTheStart(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	f.state.Supervising, f.state.Snapshot.Status, f.state.Snapshot.Activity = true, engine.StatusPaused, "created"
+	m := openDash(t, f, false, 100, 30)
+	m, cmd := step(t, m, keyMsg("q"))
+	if cmd != nil || m.dash.confirm != "leave" {
+		t.Fatalf("q while supervising must ask first (cmd %v, confirm %q)", cmd != nil, m.dash.confirm)
+	}
+}
