@@ -78,7 +78,10 @@ func readRecords(tx *store.Tx, snap *Snapshot, window int) error {
 	if window < 0 {
 		snap.Experiments, err = listDocs[Receipt](tx, store.Experiments)
 	} else {
-		snap.Experiments, err = decodeDocs[Receipt](store.Experiments)(tx.ListDocsNewest(store.Experiments, window))
+		var docs []store.Doc
+		if docs, err = tx.ListDocsNewest(store.Experiments, window); err == nil {
+			snap.Experiments, err = decodeDocs[Receipt](store.Experiments, docs)
+		}
 	}
 	if err != nil {
 		return err
@@ -101,25 +104,24 @@ func fillFromContract(snap *Snapshot, k Contract) {
 }
 
 func listDocs[T any](tx *store.Tx, k store.Kind, statuses ...string) ([]T, error) {
-	return decodeDocs[T](k)(tx.ListDocs(k, statuses...))
+	docs, err := tx.ListDocs(k, statuses...)
+	if err != nil {
+		return nil, err
+	}
+	return decodeDocs[T](k, docs)
 }
 
-// decodeDocs returns the decoder of a listing of kind k.
-func decodeDocs[T any](k store.Kind) func([]store.Doc, error) ([]T, error) {
-	return func(docs []store.Doc, err error) ([]T, error) {
-		if err != nil {
-			return nil, err
+// decodeDocs decodes a listing of documents of kind k.
+func decodeDocs[T any](k store.Kind, docs []store.Doc) ([]T, error) {
+	out := make([]T, 0, len(docs))
+	for _, d := range docs {
+		var v T
+		if err := json.Unmarshal(d.JSON, &v); err != nil {
+			return nil, fmt.Errorf("decode %s %s: %w", k, d.ID, err)
 		}
-		out := make([]T, 0, len(docs))
-		for _, d := range docs {
-			var v T
-			if err := json.Unmarshal(d.JSON, &v); err != nil {
-				return nil, fmt.Errorf("decode %s %s: %w", k, d.ID, err)
-			}
-			out = append(out, v)
-		}
-		return out, nil
+		out = append(out, v)
 	}
+	return out, nil
 }
 
 func listNotes(tx *store.Tx) ([]Note, error) {

@@ -40,21 +40,14 @@ func keepLogs(artifactDir string, lay layout, res *Result) error {
 // other is copied. A missing log, or one the experiment replaced with
 // something else than a plain file, is kept empty.
 func keepLog(src, dst string, movable bool) ([]byte, error) {
-	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if os.IsNotExist(err) || errors.Is(err, syscall.ELOOP) {
-		return nil, writeAtomic(dst, nil)
-	}
+	f, info, err := openLog(src)
 	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
+		return nil, err
+	}
+	if f == nil {
+		return nil, writeAtomic(dst, nil)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, writeAtomic(dst, nil)
-	}
 	tail, err := headTailOf(f, info.Size(), tailHalf)
 	if err != nil {
 		return nil, err
@@ -70,22 +63,37 @@ func keepLog(src, dst string, movable bool) ([]byte, error) {
 	return tail, writeAtomic(dst, kept)
 }
 
+// openLog opens a log without following a symlink or blocking on a FIFO.
+// It returns no file, and no error, for a log that is missing or that the
+// experiment replaced with something else than a plain file.
+func openLog(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if os.IsNotExist(err) || errors.Is(err, syscall.ELOOP) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("log: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		_ = f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("log: %w", err)
+		}
+		return nil, nil, nil
+	}
+	return f, info, nil
+}
+
 // headTail returns the file whole when it holds at most 2×half bytes, else
 // its first and last half bytes around a "… N bytes truncated …" marker.
-// A missing file reads as empty.
+// A missing file (or one that is not a plain file) reads as empty.
 func headTail(path string, half int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
+	f, info, err := openLog(path)
+	if err != nil || f == nil {
+		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
-	}
 	return headTailOf(f, info.Size(), half)
 }
 
