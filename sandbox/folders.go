@@ -102,11 +102,10 @@ func (f *runFolders) work(w *folderWorker) {
 func (f *runFolders) makeSpare(parent string) (string, bool) {
 	dir := f.newName(parent, sparePrefix)
 	lay := newLayout(dir)
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	if err := os.Mkdir(dir, runDirMode); err != nil {
 		return "", false
 	}
-	err := errors.Join(os.Mkdir(lay.work, 0o755), os.Mkdir(lay.tmp, 0o755),
-		os.WriteFile(lay.stdout, nil, 0o644), os.WriteFile(lay.stderr, nil, 0o644))
+	err := errors.Join(makeRunParts(lay), os.WriteFile(lay.stdout, nil, logMode), os.WriteFile(lay.stderr, nil, logMode))
 	if err != nil {
 		removeTree(dir)
 		return "", false

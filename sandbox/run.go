@@ -72,7 +72,7 @@ func makeRunDir(lay layout) error {
 	if err := os.MkdirAll(filepath.Dir(lay.run), 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
 	}
-	err := os.Mkdir(lay.run, 0o700)
+	err := os.Mkdir(lay.run, runDirMode)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("run dir: %w", err)
 	}
@@ -81,8 +81,20 @@ func makeRunDir(lay layout) error {
 			return fmt.Errorf("run dir %s must be a new or empty folder: %w", lay.run, errors.Join(err, fs.ErrExist))
 		}
 	}
+	return makeRunParts(lay)
+}
+
+// Modes of a run folder and of what it holds.
+const (
+	runDirMode  = 0o700 // the run folder
+	runPartMode = 0o755 // work/ and tmp/
+	logMode     = 0o644 // stdout.log, stderr.log
+)
+
+// makeRunParts makes the work and temporary folders of a new run folder.
+func makeRunParts(lay layout) error {
 	for _, d := range []string{lay.work, lay.tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+		if err := os.Mkdir(d, runPartMode); err != nil {
 			return fmt.Errorf("run dir: %w", err)
 		}
 	}

@@ -27,7 +27,7 @@ func (w *watchdog) openStdio() (stdio, error) {
 }
 
 func createLog(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, logMode)
 	if err != nil {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
