@@ -51,27 +51,40 @@ type cgroupSetup struct {
 	pids  bool   // we live in a study's v1 pids cgroup (see LimitProcesses)
 }
 
-// removeStale removes the (empty) cgroups of runners that were killed.
-func (s cgroupSetup) removeStale() {
+func probeCgroups() cgroupSetup {
+	s := cgroupSetup{v2Dir: ownV2Dir(), pids: inStudyPidsCgroup()}
 	if s.v2Dir != "" {
-		removeStale(s.v2Dir, runCgroups)
+		removeStale(s.v2Dir, runCgroups) // those of runners killed with their host
 	}
+	return s
 }
 
-func probeCgroups() cgroupSetup {
-	var s cgroupSetup
+// ownV2Dir is our own folder in the cgroup v2 hierarchy, or "".
+func ownV2Dir() string {
 	for _, root := range cgroupRoots {
 		if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err != nil {
 			continue
 		}
 		if own, err := ownCgroup(); err == nil {
-			s.v2Dir = filepath.Join(root, own)
-			s.removeStale()
+			return filepath.Join(root, own)
 		}
-		break
+		return ""
 	}
-	s.pids = inStudyPidsCgroup()
-	return s
+	return ""
+}
+
+// removeRunnerCgroups removes the run cgroups of a runner that died, once
+// the processes killed in them have left. Its host calls it (the runner
+// starts in its host's cgroup, so they share the parent).
+func removeRunnerCgroups(runner int) {
+	dir := ownV2Dir()
+	if dir == "" {
+		return
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, runCgroups+strconv.Itoa(runner)+"-*"))
+	for _, d := range left {
+		(&cgroup{dir: d, fd: -1}).remove()
+	}
 }
 
 // newCgroup creates a child of our own cgroup v2 folder parent, with

@@ -120,8 +120,10 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 	rd.Wait()
 	werr := cmd.Wait()
 	// A runner that died (rather than ended with its parent's stdin) may
-	// leave processes of its runs: kill those it tagged.
+	// leave processes of its runs: kill those it tagged, and remove its
+	// run cgroups once they are empty.
 	killTagged(c.pid)
+	removeRunnerCgroups(c.pid)
 	c.err = fmt.Errorf("%w: %w: %s", errRunnerGone, werr, c.stderr.String())
 	c.failPending()
 }

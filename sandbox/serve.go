@@ -156,7 +156,6 @@ func (r *runner) start(req runnerRequest) {
 		defer r.runs.Done()
 		r.reply(req.ID, w.supervise())
 		w.cg.remove()
-		r.srv.cgroups.removeStale() // those of runners that were killed
 	}()
 }
 
