@@ -146,24 +146,21 @@ func setLimits(pid int, cpu, fsize, as, tag uint64) error {
 	return nil
 }
 
-// ownHard holds our own hard limits, read once: a runner's are never
+// ownHardLimits are our own hard limits, read once: a runner's are never
 // changed, and every target starts with them.
-var ownHard = struct {
-	once sync.Once
-	max  map[int]uint64
-}{}
+var ownHardLimits = sync.OnceValue(func() map[int]uint64 {
+	m := map[int]uint64{}
+	for _, r := range []int{unix.RLIMIT_CORE, unix.RLIMIT_CPU, unix.RLIMIT_FSIZE, unix.RLIMIT_AS, unix.RLIMIT_RTTIME} {
+		var l unix.Rlimit
+		if unix.Getrlimit(r, &l) == nil {
+			m[r] = l.Max
+		}
+	}
+	return m
+})
 
 func ownHardLimit(res int) uint64 {
-	ownHard.once.Do(func() {
-		ownHard.max = map[int]uint64{}
-		for _, r := range []int{unix.RLIMIT_CORE, unix.RLIMIT_CPU, unix.RLIMIT_FSIZE, unix.RLIMIT_AS, unix.RLIMIT_RTTIME} {
-			var l unix.Rlimit
-			if unix.Getrlimit(r, &l) == nil {
-				ownHard.max[r] = l.Max
-			}
-		}
-	})
-	if m, ok := ownHard.max[res]; ok {
+	if m, ok := ownHardLimits()[res]; ok {
 		return m
 	}
 	return unix.RLIM_INFINITY // unknown: the kernel refuses what is too high

@@ -165,15 +165,12 @@ func (w *watchdog) owns(pid int, st procStat) bool {
 // regenerates it when read from offset 0, so a scan costs one pread instead
 // of listing every thread of the runner and reading each one's file.
 func (s *server) leaderChildren() []int {
-	s.kidsOnce.Do(func() {
-		p := "/proc/" + strconv.Itoa(s.self) + "/task/" + strconv.Itoa(s.self) + "/children"
-		s.kidsFD, s.kidsErr = unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	})
-	if s.kidsErr != nil {
+	fd, err := s.kidsFile()
+	if err != nil {
 		return children(s.self, nil)
 	}
 	var buf [4096]byte
-	n, err := unix.Pread(s.kidsFD, buf[:], 0)
+	n, err := unix.Pread(fd, buf[:], 0)
 	if err != nil || n == len(buf) {
 		return children(s.self, nil)
 	}

@@ -2,8 +2,11 @@ package sandbox
 
 import (
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // waitResult is a target's exit status as the reaper collected it.
@@ -26,12 +29,8 @@ type server struct {
 	self      int
 	gone      chan struct{} // closed when the parent died or stdin closed
 	cgroups   cgroupSetup
-	kidsOnce  sync.Once // opens kidsFD: our main thread's children file
-	kidsFD    int
-	kidsErr   error
-	nullOnce  sync.Once // opens null: /dev/null, every target's stdin
-	null      *os.File
-	nullErr   error
+	kidsFile  func() (int, error)      // our main thread's children file, opened once
+	devNull   func() (*os.File, error) // /dev/null, every target's stdin, opened once
 	stopOnce  sync.Once
 
 	mu      sync.Mutex
@@ -41,8 +40,12 @@ type server struct {
 }
 
 func newServer(parentPID int) *server {
-	return &server{parentPID: parentPID, self: os.Getpid(), gone: make(chan struct{}), cgroups: probeCgroups(),
-		targets: map[int]*watchdog{}, active: map[uint64]*watchdog{}, orphans: map[orphanKey]map[uint64]bool{}}
+	self := os.Getpid()
+	kids := "/proc/" + strconv.Itoa(self) + "/task/" + strconv.Itoa(self) + "/children"
+	return &server{parentPID: parentPID, self: self, gone: make(chan struct{}), cgroups: probeCgroups(),
+		targets: map[int]*watchdog{}, active: map[uint64]*watchdog{}, orphans: map[orphanKey]map[uint64]bool{},
+		kidsFile: sync.OnceValues(func() (int, error) { return unix.Open(kids, unix.O_RDONLY|unix.O_CLOEXEC, 0) }),
+		devNull:  sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })}
 }
 
 // stop tells every run that the parent is gone: they kill their trees.

@@ -43,8 +43,3 @@ func (s stdio) close() {
 	_ = s.err.Close()
 }
 
-// devNull returns /dev/null, opened on first use and kept open.
-func (s *server) devNull() (*os.File, error) {
-	s.nullOnce.Do(func() { s.null, s.nullErr = os.Open(os.DevNull) })
-	return s.null, s.nullErr
-}
