@@ -42,4 +42,3 @@ func (s stdio) close() {
 	_ = s.out.Close()
 	_ = s.err.Close()
 }
-
