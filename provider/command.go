@@ -123,7 +123,9 @@ func exitCode(err error) int {
 	return -1
 }
 
-func lastLine(s string) string {
+// LastLine is the last non-empty line of s, trimmed: where an agent prints
+// its verdict.
+func LastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {

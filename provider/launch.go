@@ -62,6 +62,6 @@ func RunLaunch(ctx context.Context, t Turn, l Launch) (Outcome, error) {
 	timedOut, werr := (&Command{Grace: l.Grace}).wait(ctx, cmd, t.Timeout)
 	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String()}
 	out.ExitCode = exitCode(werr)
-	out.LastLine = lastLine(out.StdoutTail)
+	out.LastLine = LastLine(out.StdoutTail)
 	return out, nil
 }

@@ -78,7 +78,7 @@ func withAllowance(ctx context.Context, d time.Duration) (context.Context, conte
 // outcome maps how the turn ended to the Outcome the engine reads.
 func (a *Agent) outcome(ctx, turnCtx context.Context, t provider.Turn, run *turnRun, err error, d time.Duration) (provider.Outcome, error) {
 	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out}
-	out.LastLine = lastLine(run.final)
+	out.LastLine = provider.LastLine(run.final)
 	if t.Role == provider.RoleReviewer {
 		out.LastLine = verdictLine(run.final)
 	}

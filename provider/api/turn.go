@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // maxTail is how much of the model's text an Outcome keeps.
@@ -56,17 +58,6 @@ func (r *turnRun) tail() string {
 	return s
 }
 
-// lastLine is the last non-empty line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return l
-		}
-	}
-	return ""
-}
-
 // verdictLine is the reviewer's verdict as one line: the last fenced block
 // or the whole answer when it is one JSON object (compacted), else the
 // answer's last line.
@@ -76,7 +67,7 @@ func verdictLine(text string) string {
 			return obj
 		}
 	}
-	return lastLine(text)
+	return provider.LastLine(text)
 }
 
 // lastFence is the content of the last ``` fenced block, or "".
