@@ -14,6 +14,21 @@ import (
 // its deadline: the contract says 1 s; the rest is slack for a loaded CI host.
 const stopLatency = 1500 * time.Millisecond
 
+// stopPromptly runs pause or cancel (command) against the study sup
+// supervises and checks that sup exits 0 within stopLatency of it; what
+// names the case in the log.
+func stopPromptly(t *testing.T, c campaign, sup *bg, command, what string) {
+	t.Helper()
+	took, r := control(t, c, sup, command)
+	t.Logf("%s: supervisor exited %v after the %s command returned", what, took.Round(time.Millisecond), command)
+	if r.code != 0 {
+		t.Errorf("supervisor after %s: want exit 0, got %s", command, r)
+	}
+	if took > stopLatency {
+		t.Errorf("supervisor exited %v after %s returned, want within %v", took, command, stopLatency)
+	}
+}
+
 // TestPauseAndCancelFromAnotherProcess pauses and then cancels a busy study
 // from separate `pause` and `cancel` commands and measures how quickly the
 // supervisor exits.
@@ -24,14 +39,7 @@ func TestPauseAndCancelFromAnotherProcess(t *testing.T) {
 	sup := start(t, c.args(300, 120)...)
 	first := waitRunning(t, c, sup, "")
 
-	took, r := control(t, c, sup, "pause")
-	t.Logf("pause: supervisor exited %v after the pause command returned", took.Round(time.Millisecond))
-	if r.code != 0 {
-		t.Errorf("supervisor after pause: want exit 0, got %s", r)
-	}
-	if took > stopLatency {
-		t.Errorf("supervisor exited %v after pause returned, want within %v", took, stopLatency)
-	}
+	stopPromptly(t, c, sup, "pause", "pause")
 	snap := status(t, c.dir)
 	if snap.Status != "paused" {
 		t.Errorf("status after pause = %q, want paused", snap.Status)
@@ -45,14 +53,7 @@ func TestPauseAndCancelFromAnotherProcess(t *testing.T) {
 
 	sup = start(t, "resume", "--campaign", c.dir, "--batch")
 	second := waitRunning(t, c, sup, first.ID)
-	took, r = control(t, c, sup, "cancel")
-	t.Logf("cancel: supervisor exited %v after the cancel command returned", took.Round(time.Millisecond))
-	if r.code != 0 {
-		t.Errorf("supervisor after cancel: want exit 0, got %s", r)
-	}
-	if took > stopLatency {
-		t.Errorf("supervisor exited %v after cancel returned, want within %v", took, stopLatency)
-	}
+	stopPromptly(t, c, sup, "cancel", "cancel")
 	snap = status(t, c.dir)
 	if snap.Status != "cancelled" {
 		t.Errorf("status after cancel = %q, want cancelled", snap.Status)
@@ -136,14 +137,7 @@ func TestPauseDuringAgentTurn(t *testing.T) {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}
 			})
-			took, r := control(t, c, sup, "pause")
-			t.Logf("pause during an agent turn: supervisor exited %v after the pause command returned", took.Round(time.Millisecond))
-			if r.code != 0 {
-				t.Errorf("supervisor after pause: want exit 0, got %s", r)
-			}
-			if took > stopLatency {
-				t.Errorf("supervisor exited %v after pause returned, want within %v", took, stopLatency)
-			}
+			stopPromptly(t, c, sup, "pause", "pause during an agent turn")
 			if s := status(t, c.dir); s.Status != "paused" {
 				t.Errorf("status after pause = %q, want paused", s.Status)
 			}
@@ -169,14 +163,7 @@ func TestCancelExperimentIgnoringSIGTERM(t *testing.T) {
 	reapMarker(t, c.marker)
 	sup := start(t, c.args(300, 120)...)
 	running := waitRunning(t, c, sup, "")
-	took, r := control(t, c, sup, "cancel")
-	t.Logf("cancel with an experiment ignoring SIGTERM: supervisor exited %v after the cancel command returned", took.Round(time.Millisecond))
-	if r.code != 0 {
-		t.Errorf("supervisor after cancel: want exit 0, got %s", r)
-	}
-	if took > stopLatency {
-		t.Errorf("supervisor exited %v after cancel returned, want within %v", took, stopLatency)
-	}
+	stopPromptly(t, c, sup, "cancel", "cancel with an experiment ignoring SIGTERM")
 	snap := status(t, c.dir)
 	if e, _ := snap.experiment(running.ID); snap.Status != "cancelled" || e.Status != "cancelled" {
 		t.Errorf("after cancel: study %q, experiment %q; want both cancelled", snap.Status, e.Status)
