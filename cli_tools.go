@@ -198,14 +198,16 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 	campaign := fs.String("campaign", os.Getenv("SIMJECTURE_STUDY"), "campaign folder (default $SIMJECTURE_STUDY)")
 	fs.SetInterspersed(true)
 	fs.Usage = func() { labUsage(io) }
-	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+	if err != nil || fs.NArg() != 1 {
 		return labFail(io, fmt.Errorf("usage: simjecture lab CALL (one of %s) with JSON on stdin", strings.Join(engine.CallNames(), ", ")))
 	}
 	call := fs.Arg(0)
-	if _, ok := engine.FindCall(call); !ok {
+	spec, ok := engine.FindCall(call)
+	if !ok {
 		return labFail(io, fmt.Errorf("unknown lab call %q (known: %s)", call, strings.Join(engine.CallNames(), ", ")))
 	}
 	raw, err := io2ReadAll(io.in, 4<<20)
@@ -229,7 +231,7 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return labFail(io, err)
 	}
-	if call == "run" || call == "cancel" {
+	if spec.Wakes {
 		engine.Wake(c)
 	}
 	_ = json.NewEncoder(io.out).Encode(map[string]any{"ok": true, "result": result})
@@ -238,7 +240,7 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 
 func labUsage(io stdio) {
 	fmt.Fprintln(io.err, "Usage: simjecture lab CALL [--campaign DIR] < args.json\n\nOne JSON object on stdin; one JSON object on stdout: {\"ok\":true,\"result\":…} or {\"ok\":false,\"error\":…} (exit 1).\nThe study is $SIMJECTURE_STUDY or --campaign.\n\nCalls:")
-	for _, c := range engine.LabCalls {
+	for _, c := range engine.Calls() {
 		fmt.Fprintf(io.err, "  %-14s %s\n", c.Name, c.Description)
 	}
 }

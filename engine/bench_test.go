@@ -59,7 +59,7 @@ func oneExperiment(b *testing.B, ctx context.Context, lab *Lab, ex *executor, i 
 		b.Fatal(err)
 	}
 	ex.wg.Wait()
-	r, err := lab.receipt(ctx, got.(Receipt).ID)
+	r, err := lab.receipt(ctx, got.ID)
 	if err != nil || r.Status != ExpSucceeded {
 		b.Fatalf("unexpected receipt %+v %v", r, err)
 	}

@@ -19,7 +19,7 @@ type Lab struct {
 	contract *Contract // loaded on first need
 }
 
-// Call validates raw against the call's schema and runs it.
+// Call validates raw against the call's schema and runs the call's handler.
 func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 	spec, ok := FindCall(name)
 	if !ok {
@@ -28,33 +28,13 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 	if err := spec.CheckArgs(raw); err != nil {
 		return nil, err
 	}
+	if spec.handler.run == nil {
+		return nil, fmt.Errorf("lab %s has no handler: %w", name, ErrLab)
+	}
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
-	switch name {
-	case "run":
-		return decodeAndRun(raw, func(a RunArgs) (any, error) { return l.Run(ctx, a) })
-	case "status":
-		return decodeAndRun(raw, func(a StatusArgs) (any, error) { return l.Status(ctx, a) })
-	case "cancel":
-		return decodeAndRun(raw, func(a CancelArgs) (any, error) { return l.Cancel(ctx, a) })
-	case "commit":
-		return decodeAndRun(raw, func(a CommitArgs) (any, error) { return l.Commit(ctx, a) })
-	case "review":
-		return decodeAndRun(raw, func(a ReviewArgs) (any, error) { return l.Review(ctx, a) })
-	case "review_status":
-		return decodeAndRun(raw, func(a ReviewStatusArgs) (any, error) { return l.ReviewStatus(ctx, a) })
-	default: // "note"
-		return decodeAndRun(raw, func(a NoteArgs) (any, error) { return l.Note(ctx, a) })
-	}
-}
-
-func decodeAndRun[T any](raw []byte, fn func(T) (any, error)) (any, error) {
-	var args T
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, fmt.Errorf("arguments: %v: %w", err, ErrLab)
-	}
-	return fn(args)
+	return spec.handler.run(l, ctx, raw)
 }
 
 // StatusArgs are the arguments of lab status.
@@ -62,12 +42,29 @@ type StatusArgs struct {
 	Experiment string `json:"experiment"`
 }
 
-// Status returns one receipt, or the whole snapshot.
-func (l *Lab) Status(ctx context.Context, a StatusArgs) (any, error) {
-	if a.Experiment == "" {
-		return LoadSnapshot(ctx, l.C, l.S)
+// StatusResult is the answer of lab status: one receipt, or, when no
+// experiment was named, the study snapshot. It encodes as the one it holds.
+type StatusResult struct {
+	Receipt  *Receipt
+	Snapshot *Snapshot
+}
+
+// MarshalJSON encodes the receipt, or else the snapshot.
+func (s StatusResult) MarshalJSON() ([]byte, error) {
+	if s.Receipt != nil {
+		return json.Marshal(s.Receipt)
 	}
-	return l.receipt(ctx, a.Experiment)
+	return json.Marshal(s.Snapshot)
+}
+
+// Status returns one receipt, or the whole snapshot.
+func (l *Lab) Status(ctx context.Context, a StatusArgs) (StatusResult, error) {
+	if a.Experiment == "" {
+		snap, err := LoadSnapshot(ctx, l.C, l.S)
+		return StatusResult{Snapshot: &snap}, err
+	}
+	r, err := l.receipt(ctx, a.Experiment)
+	return StatusResult{Receipt: &r}, err
 }
 
 func (l *Lab) receipt(ctx context.Context, id string) (Receipt, error) {
@@ -100,7 +97,7 @@ type CancelArgs struct {
 }
 
 // Cancel cancels a queued experiment at once and asks the executor to stop a running one.
-func (l *Lab) Cancel(ctx context.Context, a CancelArgs) (any, error) {
+func (l *Lab) Cancel(ctx context.Context, a CancelArgs) (Receipt, error) {
 	var r Receipt
 	err := l.S.Tx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -135,9 +132,9 @@ type NoteArgs struct {
 }
 
 // Note records a note.
-func (l *Lab) Note(ctx context.Context, a NoteArgs) (any, error) {
+func (l *Lab) Note(ctx context.Context, a NoteArgs) (Note, error) {
 	if len(a.Statement) == 0 || len(a.Statement) > 16384 {
-		return nil, fmt.Errorf("note statement must be 1 to 16384 characters: %w", ErrLab)
+		return Note{}, fmt.Errorf("note statement must be 1 to 16384 characters: %w", ErrLab)
 	}
 	n := Note{Statement: a.Statement, CreatedAt: time.Now().UTC()}
 	err := l.S.Tx(ctx, func(tx *store.Tx) error {
@@ -159,7 +156,7 @@ type ReviewStatusArgs struct {
 }
 
 // ReviewStatus returns a review request with its verdict once resolved.
-func (l *Lab) ReviewStatus(ctx context.Context, a ReviewStatusArgs) (any, error) {
+func (l *Lab) ReviewStatus(ctx context.Context, a ReviewStatusArgs) (Review, error) {
 	var r Review
 	err := l.S.Read(ctx, func(tx *store.Tx) error {
 		var err error

@@ -27,16 +27,16 @@ type CommitArgs struct {
 }
 
 // Commit records a repair claim; the same commitment returns the same claim.
-func (l *Lab) Commit(ctx context.Context, a CommitArgs) (any, error) {
+func (l *Lab) Commit(ctx context.Context, a CommitArgs) (Claim, error) {
 	if strings.TrimSpace(a.Statement) == "" {
-		return nil, fmt.Errorf("commit needs a statement: %w", ErrLab)
+		return Claim{}, fmt.Errorf("commit needs a statement: %w", ErrLab)
 	}
 	if a.Parent == "" {
 		a.Parent = RootClaim
 	}
 	if a.Source != "" {
 		if _, _, err := resolveUnder(l.C.Research(), "source", a.Source); err != nil {
-			return nil, err
+			return Claim{}, err
 		}
 	}
 	parent := a.Parent
@@ -62,7 +62,7 @@ func (l *Lab) Commit(ctx context.Context, a CommitArgs) (any, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return Claim{}, err
 	}
 	return c, nil
 }
@@ -91,12 +91,12 @@ type ReviewArgs struct {
 }
 
 // Review queues a request for the independent reviewer.
-func (l *Lab) Review(ctx context.Context, a ReviewArgs) (any, error) {
+func (l *Lab) Review(ctx context.Context, a ReviewArgs) (Review, error) {
 	if a.Claim == "" {
 		a.Claim = RootClaim
 	}
 	if err := checkReviewArgs(a); err != nil {
-		return nil, err
+		return Review{}, err
 	}
 	r := Review{Claim: a.Claim, Disposition: a.Disposition, Conclusion: a.Conclusion,
 		Experiments: a.Experiments, Challenge: a.Challenge, Status: "queued", CreatedAt: time.Now().UTC()}
@@ -125,7 +125,7 @@ func (l *Lab) Review(ctx context.Context, a ReviewArgs) (any, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return Review{}, err
 	}
 	return r, nil
 }

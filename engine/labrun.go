@@ -37,10 +37,10 @@ type RunArgs struct {
 
 // Run queues an experiment and returns its receipt; the same request returns
 // the same receipt.
-func (l *Lab) Run(ctx context.Context, a RunArgs) (any, error) {
+func (l *Lab) Run(ctx context.Context, a RunArgs) (Receipt, error) {
 	r, err := l.prepareRun(a)
 	if err != nil {
-		return nil, err
+		return Receipt{}, err
 	}
 	err = l.S.Tx(ctx, func(tx *store.Tx) error {
 		if err := requireOpenStudy(tx); err != nil {
@@ -62,7 +62,7 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (any, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return Receipt{}, err
 	}
 	return l.C.Place(r), nil
 }

@@ -19,88 +19,15 @@ type Param struct {
 	Properties  []Param // for objects
 }
 
-// CallSpec describes one lab call. The same table serves the command line,
-// the MCP server and the API backend's function tools.
+// CallSpec describes one lab call: its schema and, side by side, its
+// handler. The same table (see [Calls]) serves the command line, the MCP
+// server, the API backend's function tools and the worker's prompt.
 type CallSpec struct {
 	Name        string
 	Description string
 	Params      []Param
-}
-
-var resourcesParams = []Param{
-	{Name: "cpus", Type: "integer", Description: "CPU cores reserved (default 1)"},
-	{Name: "memory_mb", Type: "integer", Description: "resident memory of the whole process tree, MiB (default 4096)"},
-	{Name: "max_file_mb", Type: "integer", Description: "largest file the experiment may write, MiB (default 1024)"},
-}
-
-var challengeParams = []Param{
-	{Name: "strategy", Type: "string", Required: true, Description: "how the claim was put to a harder test"},
-	{Name: "experiments", Type: "array", Items: "string", Required: true, Description: "the challenge experiments (a subset of experiments)"},
-	{Name: "outcome", Type: "string", Required: true, Description: "what the challenge showed"},
-}
-
-// LabCalls is the one schema of the lab protocol (contract section 5).
-var LabCalls = []CallSpec{
-	{Name: "run", Description: "Queue an experiment in the isolation backend; returns its receipt (status queued) at once.", Params: []Param{
-		{Name: "source", Type: "string", Description: "program path under research/ (.py runs under python3, .sh under sh)"},
-		{Name: "capability", Type: "string", Description: "capability name, instead of source"},
-		{Name: "args", Type: "array", Items: "string", Description: "arguments"},
-		{Name: "inputs", Type: "array", Items: "string", Description: "input paths under research/, copied into /work"},
-		{Name: "outputs", Type: "array", Items: "string", Required: true, Description: "relative output paths to collect"},
-		{Name: "timeout", Type: "number", Description: "wall-time limit in seconds (default 600)"},
-		{Name: "key", Type: "string", Description: "distinguishes a deliberate replicate"},
-		{Name: "stage", Type: "string", Enum: []string{"exploration", "evidence"}, Description: "default evidence"},
-		{Name: "purpose", Type: "string", Description: "why this experiment is run"},
-		{Name: "commitment", Type: "string", Description: "claim id, for repair evidence"},
-		{Name: "resources", Type: "object", Properties: resourcesParams},
-	}},
-	{Name: "status", Description: "One experiment receipt, or the study snapshot.", Params: []Param{
-		{Name: "experiment", Type: "string", Description: "experiment id (optional)"},
-	}},
-	{Name: "cancel", Description: "Cancel a queued or running experiment.", Params: []Param{
-		{Name: "experiment", Type: "string", Required: true},
-		{Name: "reason", Type: "string"},
-	}},
-	{Name: "commit", Description: "Commit a repair claim under root or another claim.", Params: []Param{
-		{Name: "statement", Type: "string", Required: true},
-		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
-		{Name: "acceptance", Type: "string", Description: "the measurable acceptance criterion"},
-		{Name: "rationale", Type: "string"},
-		{Name: "source", Type: "string", Description: "program under research/ that tests it"},
-		{Name: "cases", Type: "array", Items: "array", Description: "argument lists of the test cases"},
-	}},
-	{Name: "review", Description: "Ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
-		{Name: "claim", Type: "string", Description: "root (default) or a claim id"},
-		{Name: "disposition", Type: "string", Required: true, Enum: []string{"supported", "falsified", "unresolved"}},
-		{Name: "conclusion", Type: "string", Required: true},
-		{Name: "experiments", Type: "array", Items: "string", Required: true},
-		{Name: "challenge", Type: "object", Properties: challengeParams, Description: "required for supported"},
-	}},
-	{Name: "review_status", Description: "A review request, with the verdict once resolved.", Params: []Param{
-		{Name: "review", Type: "string", Required: true},
-	}},
-	{Name: "note", Description: "Leave a short note in the study record.", Params: []Param{
-		{Name: "statement", Type: "string", Required: true},
-	}},
-}
-
-// FindCall returns the spec of a lab call.
-func FindCall(name string) (CallSpec, bool) {
-	for _, c := range LabCalls {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return CallSpec{}, false
-}
-
-// CallNames lists the lab calls.
-func CallNames() []string {
-	names := make([]string, len(LabCalls))
-	for i, c := range LabCalls {
-		names[i] = c.Name
-	}
-	return names
+	Wakes       bool // hands the executor work: wake the supervisor after it succeeds
+	handler     callHandler
 }
 
 // JSONSchema renders the call's arguments as a JSON Schema object.

@@ -11,8 +11,9 @@ import (
 
 // LabTools renders the lab calls as agent tools, from the one lab schema.
 func LabTools() []provider.Tool {
-	tools := make([]provider.Tool, 0, len(LabCalls))
-	for _, c := range LabCalls {
+	calls := Calls()
+	tools := make([]provider.Tool, 0, len(calls))
+	for _, c := range calls {
 		tools = append(tools, provider.Tool{Name: c.Name, Description: c.Description, Parameters: c.JSONSchema()})
 	}
 	return tools

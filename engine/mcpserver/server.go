@@ -1,13 +1,13 @@
 // Package mcpserver serves the lab calls of one study as a Model Context
 // Protocol server (`simjecture mcp --campaign DIR`).
 //
-// Every lab call (run, status, cancel, commit, review, review_status, note)
-// is one MCP tool. Its input schema is the call's [engine.CallSpec.JSONSchema]
-// — the one schema the command line and the api backend use too — and its
-// result is the very JSON object `simjecture lab CALL` prints:
-// {"ok":true,"result":…}, or {"ok":false,"error":"…"} with isError set.
-// After a successful run or cancel the server wakes the study's supervisor,
-// as the command line does.
+// Every lab call of [engine.Calls] is one MCP tool. Its input schema is the
+// call's [engine.CallSpec.JSONSchema] — the one schema the command line and
+// the api backend use too — and its result is the very JSON object
+// `simjecture lab CALL` prints: {"ok":true,"result":…}, or
+// {"ok":false,"error":"…"} with isError set. After a successful call that
+// hands the executor work ([engine.CallSpec.Wakes]: run, cancel) the server
+// wakes the study's supervisor, as the command line does.
 package mcpserver
 
 import (
@@ -30,9 +30,9 @@ func New(lab *engine.Lab, version string) *mcp.Server {
 		Instructions: "The lab calls of one simjecture study. Experiments run only through the run tool; " +
 			"only the independent reviewer, asked with the review tool, can accept a claim.",
 	})
-	for _, spec := range engine.LabCalls {
+	for _, spec := range engine.Calls() {
 		s.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.JSONSchema()},
-			handler(lab, spec.Name))
+			handler(lab, spec))
 	}
 	return s
 }
@@ -47,17 +47,17 @@ func Serve(ctx context.Context, lab *engine.Lab, version string, t mcp.Transport
 
 // handler runs one lab call. A refused call is a tool result with isError
 // set, never a protocol error, so the agent reads why and can correct itself.
-func handler(lab *engine.Lab, name string) mcp.ToolHandler {
+func handler(lab *engine.Lab, spec engine.CallSpec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var raw []byte
 		if req.Params != nil {
 			raw = req.Params.Arguments
 		}
-		result, err := lab.Call(ctx, name, raw)
+		result, err := lab.Call(ctx, spec.Name, raw)
 		if err != nil {
 			return reply(map[string]any{"ok": false, "error": err.Error()}, true), nil
 		}
-		if name == "run" || name == "cancel" {
+		if spec.Wakes {
 			engine.Wake(lab.C)
 		}
 		return reply(map[string]any{"ok": true, "result": result}, false), nil

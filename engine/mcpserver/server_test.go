@@ -85,10 +85,10 @@ func TestToolsAreTheLabSchema(t *testing.T) {
 	for _, tool := range res.Tools {
 		got[tool.Name] = tool
 	}
-	if len(got) != len(engine.LabCalls) {
-		t.Errorf("%d tools, want one per lab call (%d)", len(got), len(engine.LabCalls))
+	if len(got) != len(engine.Calls()) {
+		t.Errorf("%d tools, want one per lab call (%d)", len(got), len(engine.Calls()))
 	}
-	for _, spec := range engine.LabCalls {
+	for _, spec := range engine.Calls() {
 		tool, ok := got[spec.Name]
 		if !ok {
 			t.Errorf("no tool %s", spec.Name)

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// callHandler runs one lab call on arguments its schema has accepted.
+type callHandler struct {
+	args reflect.Type // the decoded argument type, for the schema check in tests
+	run  func(*Lab, context.Context, []byte) (any, error)
+}
+
+// handler adapts a typed Lab method to a row of the call table: it decodes
+// the raw JSON arguments into A and returns the method's R.
+func handler[A, R any](fn func(*Lab, context.Context, A) (R, error)) callHandler {
+	return callHandler{args: reflect.TypeFor[A](), run: func(l *Lab, ctx context.Context, raw []byte) (any, error) {
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, fmt.Errorf("arguments: %v: %w", err, ErrLab)
+		}
+		r, err := fn(l, ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}}
+}
+
+var resourcesParams = []Param{
+	{Name: "cpus", Type: "integer", Description: "CPU cores reserved (default 1)"},
+	{Name: "memory_mb", Type: "integer", Description: "resident memory of the whole process tree, MiB (default 4096)"},
+	{Name: "max_file_mb", Type: "integer", Description: "largest file the experiment may write, MiB (default 1024)"},
+}
+
+var challengeParams = []Param{
+	{Name: "strategy", Type: "string", Required: true, Description: "how the claim was put to a harder test"},
+	{Name: "experiments", Type: "array", Items: "string", Required: true, Description: "the challenge experiments (a subset of experiments)"},
+	{Name: "outcome", Type: "string", Required: true, Description: "what the challenge showed"},
+}
+
+// labCalls is the one table of the lab protocol (contract section 5): each
+// call's schema next to its handler. Read it through [Calls], [FindCall]
+// and [CallNames].
+var labCalls = []CallSpec{
+	{Name: "run", Description: "Queue an experiment in the isolation backend; returns its receipt (status queued) at once.", Params: []Param{
+		{Name: "source", Type: "string", Description: "program path under research/ (.py runs under python3, .sh under sh)"},
+		{Name: "capability", Type: "string", Description: "capability name, instead of source"},
+		{Name: "args", Type: "array", Items: "string", Description: "arguments"},
+		{Name: "inputs", Type: "array", Items: "string", Description: "input paths under research/, copied into /work"},
+		{Name: "outputs", Type: "array", Items: "string", Required: true, Description: "relative output paths to collect"},
+		{Name: "timeout", Type: "number", Description: "wall-time limit in seconds (default 600)"},
+		{Name: "key", Type: "string", Description: "distinguishes a deliberate replicate"},
+		{Name: "stage", Type: "string", Enum: []string{"exploration", "evidence"}, Description: "default evidence"},
+		{Name: "purpose", Type: "string", Description: "why this experiment is run"},
+		{Name: "commitment", Type: "string", Description: "claim id, for repair evidence"},
+		{Name: "resources", Type: "object", Properties: resourcesParams},
+	}, Wakes: true, handler: handler((*Lab).Run)},
+	{Name: "status", Description: "One experiment receipt, or the study snapshot.", Params: []Param{
+		{Name: "experiment", Type: "string", Description: "experiment id (optional)"},
+	}, handler: handler((*Lab).Status)},
+	{Name: "cancel", Description: "Cancel a queued or running experiment.", Params: []Param{
+		{Name: "experiment", Type: "string", Required: true},
+		{Name: "reason", Type: "string"},
+	}, Wakes: true, handler: handler((*Lab).Cancel)},
+	{Name: "commit", Description: "Commit a repair claim under root or another claim.", Params: []Param{
+		{Name: "statement", Type: "string", Required: true},
+		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
+		{Name: "acceptance", Type: "string", Description: "the measurable acceptance criterion"},
+		{Name: "rationale", Type: "string"},
+		{Name: "source", Type: "string", Description: "program under research/ that tests it"},
+		{Name: "cases", Type: "array", Items: "array", Description: "argument lists of the test cases"},
+	}, handler: handler((*Lab).Commit)},
+	{Name: "review", Description: "Ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
+		{Name: "claim", Type: "string", Description: "root (default) or a claim id"},
+		{Name: "disposition", Type: "string", Required: true, Enum: []string{"supported", "falsified", "unresolved"}},
+		{Name: "conclusion", Type: "string", Required: true},
+		{Name: "experiments", Type: "array", Items: "string", Required: true},
+		{Name: "challenge", Type: "object", Properties: challengeParams, Description: "required for supported"},
+	}, handler: handler((*Lab).Review)},
+	{Name: "review_status", Description: "A review request, with the verdict once resolved.", Params: []Param{
+		{Name: "review", Type: "string", Required: true},
+	}, handler: handler((*Lab).ReviewStatus)},
+	{Name: "note", Description: "Leave a short note in the study record.", Params: []Param{
+		{Name: "statement", Type: "string", Required: true},
+	}, handler: handler((*Lab).Note)},
+}
+
+// Calls returns the lab calls in protocol order; the copy is the caller's.
+func Calls() []CallSpec {
+	out := make([]CallSpec, len(labCalls))
+	for i, c := range labCalls {
+		c.Params = cloneParams(c.Params)
+		out[i] = c
+	}
+	return out
+}
+
+func cloneParams(ps []Param) []Param {
+	out := slices.Clone(ps)
+	for i := range out {
+		out[i].Enum = slices.Clone(out[i].Enum)
+		out[i].Properties = cloneParams(out[i].Properties)
+	}
+	return out
+}
+
+// FindCall returns the spec of a lab call.
+func FindCall(name string) (CallSpec, bool) {
+	i := slices.IndexFunc(labCalls, func(c CallSpec) bool { return c.Name == name })
+	if i < 0 {
+		return CallSpec{}, false
+	}
+	c := labCalls[i]
+	c.Params = cloneParams(c.Params)
+	return c, true
+}
+
+// CallNames lists the lab calls in protocol order.
+func CallNames() []string {
+	names := make([]string, len(labCalls))
+	for i, c := range labCalls {
+		names[i] = c.Name
+	}
+	return names
+}
