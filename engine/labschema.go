@@ -11,7 +11,7 @@ import (
 // Param is one argument of a lab call.
 type Param struct {
 	Name        string
-	Type        string // string, integer, number, array, object
+	Type        string // string, integer, number, boolean, array, object
 	Items       string // element type of an array: string or array (of strings)
 	Enum        []string
 	Required    bool
@@ -147,10 +147,16 @@ func checkValue(call, name string, p Param, v any) error {
 		if _, err := n.Int64(); p.Type == "integer" && err != nil {
 			return bad("a whole number")
 		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return bad("true or false")
+		}
 	case "array":
 		return checkArray(call, name, p, v)
 	case "object":
 		return checkObject(call, name+".", p.Properties, v)
+	default:
+		return fmt.Errorf("lab %s: argument %s has unknown schema type %q: %w", call, name, p.Type, ErrLab)
 	}
 	return nil
 }
