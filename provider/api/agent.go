@@ -154,7 +154,7 @@ func (a *Agent) review(ctx context.Context, t provider.Turn, run *turnRun) error
 }
 
 const workerSystem = `You are the research agent of a simjecture study, working through function tools.
-The lab calls named in the prompt (run, status, cancel, commit, review, review_status, note) are tools with the same names and arguments; call them directly and ignore any mention of "$SIMJECTURE_BIN lab".
+The lab calls named in the prompt are tools with the same names and arguments; call them directly and ignore any mention of "$SIMJECTURE_BIN lab".
 Write programs and inputs with write_file (paths under research/); read research/ files and experiments/ID/ artifacts with read_file and list_files.
 run returns at once with status queued. Once you have queued the work of this turn or asked for a review, end the turn by answering without a tool call: you get a new turn when experiments finish or a review is resolved.`
 

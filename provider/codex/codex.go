@@ -185,7 +185,7 @@ const continuePrompt = "Nothing new was recorded since your last turn. Continue 
 
 const mcpNote = `
 # Lab tools in Codex
-The lab calls are also MCP tools of the server "` + ServerName + `" (run, status, cancel, commit, review, review_status, note),
+The lab calls named above are also MCP tools of the server "` + ServerName + `",
 with the same JSON arguments and results as "$SIMJECTURE_BIN" lab CALL. Use the tools; the shell command is the fallback.
 `
 
