@@ -21,7 +21,7 @@ type Lab struct {
 
 // Call validates raw against the call's schema and runs the call's handler.
 func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
-	spec, ok := FindCall(name)
+	spec, ok := findCall(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown lab call %q (known: %v): %w", name, CallNames(), ErrLab)
 	}

@@ -108,15 +108,20 @@ func cloneParams(ps []Param) []Param {
 	return out
 }
 
-// FindCall returns the spec of a lab call.
+// FindCall returns the spec of a lab call; the copy is the caller's.
 func FindCall(name string) (CallSpec, bool) {
+	c, ok := findCall(name)
+	c.Params = cloneParams(c.Params)
+	return c, ok
+}
+
+// findCall returns the table's own row, for Lab.Call's dispatch.
+func findCall(name string) (CallSpec, bool) {
 	i := slices.IndexFunc(labCalls, func(c CallSpec) bool { return c.Name == name })
 	if i < 0 {
 		return CallSpec{}, false
 	}
-	c := labCalls[i]
-	c.Params = cloneParams(c.Params)
-	return c, true
+	return labCalls[i], true
 }
 
 // CallNames lists the lab calls in protocol order.
