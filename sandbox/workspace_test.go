@@ -51,7 +51,7 @@ func TestWorkspaceLimitHolds(t *testing.T) {
 					t.Fatal(err)
 				}
 				if res.LimitExceeded != c.limit || res.WallSeconds > c.maxWall {
-					t.Fatalf("limit=%q wall=%.2f rc=%v, want %q; stderr=%s", res.LimitExceeded, res.WallSeconds, res.ReturnCode, c.limit, res.StderrTail)
+					t.Fatalf("limit=%q wall=%.2f, want %q; stderr=%s", res.LimitExceeded, res.WallSeconds, c.limit, res.StderrTail)
 				}
 				copied := artifactBytes(t, spec.ArtifactDir)
 				if c.limit == "" {
