@@ -110,7 +110,7 @@ func sealFile(sealedDir string, src *os.File) (string, bool, error) {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	dst := filepath.Join(sealedDir, sum)
-	if _, err := os.Lstat(dst); err != nil {
+	if st, err := os.Lstat(dst); err != nil || !st.Mode().IsRegular() { // a planted symlink is replaced
 		if err := os.Chmod(tmp.Name(), 0o444); err != nil {
 			return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
 		}
