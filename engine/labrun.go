@@ -213,17 +213,7 @@ func (l *Lab) sealAll(source string, inputs, outputs []string) (map[string]strin
 		if i == 0 && source != "" {
 			what = "source"
 		}
-		abs, rel, err := resolveUnder(l.C.Research(), what, p)
-		if err != nil {
-			return nil, err
-		}
-		rel = filepath.ToSlash(rel)
-		for _, o := range outputs {
-			if o == rel {
-				return nil, fmt.Errorf("output %s is also a sealed %s: %w", o, what, ErrLab)
-			}
-		}
-		sum, exec, err := sealFile(l.C.Sealed(), abs)
+		sum, exec, rel, err := l.sealOne(what, p, outputs)
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +223,24 @@ func (l *Lab) sealAll(source string, inputs, outputs []string) (map[string]strin
 		out[rel] = sum
 	}
 	return out, nil
+}
+
+// sealOne opens p under research/ without following symlinks and seals
+// it from that handle.
+func (l *Lab) sealOne(what, p string, outputs []string) (sum string, exec bool, rel string, err error) {
+	f, rel, err := openUnder(l.C.Research(), what, p)
+	if err != nil {
+		return "", false, "", err
+	}
+	defer f.Close()
+	rel = filepath.ToSlash(rel)
+	for _, o := range outputs {
+		if o == rel {
+			return "", false, "", fmt.Errorf("output %s is also a sealed %s: %w", o, what, ErrLab)
+		}
+	}
+	sum, exec, err = sealFile(l.C.Sealed(), f)
+	return sum, exec, rel, err
 }
 
 func requireOpenStudy(tx *store.Tx) error {

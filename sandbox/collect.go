@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ const (
 	ReasonEscapes    = "escapes work"
 	ReasonTooLarge   = "too large"
 	ReasonReserved   = "reserved name"
+	ReasonWorkspace  = "workspace limit"
 )
 
 // Names of the kept console logs in the artifact folder.
@@ -28,14 +30,18 @@ const (
 	StderrLog = "stderr.log"
 )
 
-// finish runs after the helper: input mutations, the file-size check,
-// output collection and the console logs.
+// finish runs after the helper: input mutations, the file-size check, the
+// last workspace measure, output collection and the console logs.
 func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
 	res.InputMutations = mutations(sealed)
 	if res.LimitExceeded == "" && reachedFileLimit(s.MaxFileBytes, lay) {
 		res.LimitExceeded = LimitFileSize
 	}
-	if err := collectOutputs(s, lay.work, res); err != nil {
+	breached := res.LimitExceeded == LimitWorkspace || overWorkspace([]string{lay.work, lay.tmp}, s.WorkspaceBytes)
+	if breached {
+		res.LimitExceeded = cmp.Or(res.LimitExceeded, LimitWorkspace)
+	}
+	if err := collectOutputs(s, lay.work, breached, res); err != nil {
 		return err
 	}
 	return keepLogs(s.ArtifactDir, lay, res)
@@ -65,38 +71,60 @@ func reachedFileLimit(limit int64, lay layout) bool {
 }
 
 // collectOutputs copies every declared output that is a plain file inside
-// work to the artifact folder, and records the others.
-func collectOutputs(s Spec, work string, res *Result) error {
+// work to the artifact folder, and records the others. What it copies is at
+// most s.WorkspaceBytes in all; after a workspace breach it copies nothing.
+func collectOutputs(s Spec, work string, breached bool, res *Result) error {
 	res.Artifacts = map[string]Artifact{}
+	budget := s.WorkspaceBytes
 	for _, out := range s.Outputs {
-		rel, ok := cleanRel(out)
-		reason := ""
-		switch {
-		case !ok:
-			reason = ReasonEscapes
-		case rel == StdoutLog || rel == StderrLog:
-			reason = ReasonReserved
-		default:
-			reason = inspectOutput(work, rel, s.MaxFileBytes)
+		rel, reason := outputReason(s, work, out)
+		if reason == "" && breached {
+			reason = ReasonWorkspace
 		}
-		switch reason {
-		case "":
-			a, err := collectOne(filepath.Join(work, rel), filepath.Join(s.ArtifactDir, rel), s.MaxFileBytes)
-			if errors.Is(err, errNotCollectable) {
-				res.RejectedOutputs = append(res.RejectedOutputs, Rejected{Path: out, Reason: ReasonNotRegular})
-				continue
-			}
-			if err != nil {
+		if reason == "" {
+			a, err := collectOne(filepath.Join(work, rel), filepath.Join(s.ArtifactDir, rel), s.MaxFileBytes, budget)
+			reason = collectReason(err)
+			if reason == "" && err != nil {
 				return err
 			}
-			res.Artifacts[rel] = a
-		case "missing":
+			if reason == "" {
+				res.Artifacts[rel] = a
+				budget -= a.Bytes
+				continue
+			}
+		}
+		if reason == "missing" {
 			res.MissingOutputs = append(res.MissingOutputs, out)
-		default:
+		} else {
 			res.RejectedOutputs = append(res.RejectedOutputs, Rejected{Path: out, Reason: reason})
 		}
 	}
 	return nil
+}
+
+// outputReason cleans a declared output and returns "" for a collectable
+// file, "missing", or why it is rejected.
+func outputReason(s Spec, work, out string) (string, string) {
+	rel, ok := cleanRel(out)
+	switch {
+	case !ok:
+		return rel, ReasonEscapes
+	case rel == StdoutLog || rel == StderrLog:
+		return rel, ReasonReserved
+	}
+	return rel, inspectOutput(work, rel, s.MaxFileBytes)
+}
+
+// collectReason is the rejection reason a collectOne error stands for, or ""
+// for success and for a harness failure.
+func collectReason(err error) string {
+	switch {
+	case errors.Is(err, errNotCollectable):
+		return ReasonNotRegular
+	case errors.Is(err, errOverBudget):
+		return ReasonWorkspace
+	}
+	return ""
 }
 
 // inspectOutput returns "" for a collectable file, "missing", or a reason.
@@ -138,18 +166,26 @@ func nlink(info fs.FileInfo) uint64 {
 	return 1
 }
 
-var errNotCollectable = errors.New("output changed while being collected")
+var (
+	errNotCollectable = errors.New("output changed while being collected")
+	errOverBudget     = errors.New("outputs pass the workspace limit")
+)
 
 // collectOne copies src (opened without following symlinks) to dst through a
-// temporary name, hashing it on the way.
-func collectOne(src, dst string, maxBytes int64) (Artifact, error) {
+// temporary name, hashing it on the way. It copies at most maxBytes, and
+// nothing when src holds more than budget.
+func collectOne(src, dst string, maxBytes, budget int64) (Artifact, error) {
 	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Artifact{}, errNotCollectable
 	}
 	defer in.Close()
-	if info, err := in.Stat(); err != nil || !info.Mode().IsRegular() || nlink(info) > 1 {
+	info, err := in.Stat()
+	if err != nil || !info.Mode().IsRegular() || nlink(info) > 1 {
 		return Artifact{}, errNotCollectable
+	}
+	if info.Size() > budget {
+		return Artifact{}, errOverBudget
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return Artifact{}, fmt.Errorf("collect: %w", err)
@@ -159,7 +195,10 @@ func collectOne(src, dst string, maxBytes int64) (Artifact, error) {
 		return Artifact{}, fmt.Errorf("collect: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	sum, n, err := hashReader(io.TeeReader(io.LimitReader(in, maxBytes), tmp))
+	sum, n, err := hashReader(io.TeeReader(io.LimitReader(in, min(maxBytes, budget+1)), tmp))
+	if err == nil && n > budget { // it grew while being copied
+		err = errOverBudget
+	}
 	if err == nil {
 		err = errors.Join(tmp.Chmod(0o444), tmp.Close())
 	}

@@ -43,10 +43,20 @@ func hashReader(r io.Reader) (string, int64, error) {
 // (BenchmarkSeal1GiB compares it with sha256sum; a user-space tee or a
 // pipelined read/hash/write was slower).
 func copyAndHash(src, dst string, perm os.FileMode) (string, int64, error) {
+	in, info, err := openRegular(src)
+	if err != nil {
+		return "", 0, fmt.Errorf("seal: %w", err)
+	}
+	defer in.Close()
+	return copyFileAndHash(in, info, dst, perm)
+}
+
+// copyFileAndHash is copyAndHash from an open file whose fstat is info.
+func copyFileAndHash(in *os.File, info os.FileInfo, dst string, perm os.FileMode) (string, int64, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", 0, fmt.Errorf("seal: %w", err)
 	}
-	sum, n, err := copyThenHash(src, dst)
+	sum, n, err := copyThenHash(in, info, dst)
 	if err != nil {
 		return "", 0, err
 	}
@@ -65,20 +75,15 @@ const (
 	overlapChunk = 16 << 20
 )
 
-// copyThenHash copies with copy_file_range (io.Copy between two *os.File)
-// and hashes the copy — what the experiment will see.
-func copyThenHash(src, dst string) (string, int64, error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return "", 0, fmt.Errorf("seal: %w", err)
-	}
-	defer in.Close()
+// copyThenHash copies the open file in with copy_file_range (io.Copy between
+// two *os.File) and hashes the copy — what the experiment will see.
+func copyThenHash(in *os.File, info os.FileInfo, dst string) (string, int64, error) {
 	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", 0, fmt.Errorf("seal: %w", err)
 	}
 	defer out.Close()
-	if info, err := in.Stat(); err == nil && info.Size() >= overlapMin {
+	if info.Size() >= overlapMin {
 		return copyOverlapped(in, out)
 	}
 	if _, err := io.Copy(out, in); err != nil {

@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // sealedCopy is a sealed file as copied into the work folder.
@@ -29,20 +31,24 @@ func sealAll(s Spec, work string) ([]sealedCopy, error) {
 	return out, nil
 }
 
+// sealOne copies one sealed file from a handle opened without following a
+// symlink and checked with fstat: the type, mode and bytes all come from the
+// file that was checked, never from its name again.
 func sealOne(f SealedFile, work string) (sealedCopy, error) {
-	info, err := os.Stat(f.HostPath)
+	in, info, err := openRegular(f.HostPath)
+	if errors.Is(err, errNotRegular) {
+		return sealedCopy{}, fmt.Errorf("%w: seal %s: not a regular file", ErrInvalidSpec, f.Rel)
+	}
 	if err != nil {
 		return sealedCopy{}, fmt.Errorf("seal %s: %w", f.Rel, err)
 	}
-	if !info.Mode().IsRegular() {
-		return sealedCopy{}, fmt.Errorf("%w: seal %s: not a regular file", ErrInvalidSpec, f.Rel)
-	}
+	defer in.Close()
 	perm := fs.FileMode(0o444)
 	if info.Mode()&0o111 != 0 {
 		perm = 0o555
 	}
 	dst := filepath.Join(work, filepath.FromSlash(f.Rel))
-	sum, _, err := copyAndHash(f.HostPath, dst, perm)
+	sum, _, err := copyFileAndHash(in, info, dst, perm)
 	if err != nil {
 		return sealedCopy{}, err
 	}
@@ -50,6 +56,27 @@ func sealOne(f SealedFile, work string) (sealedCopy, error) {
 		return sealedCopy{}, fmt.Errorf("%w: %s: recorded %s, found %s", ErrSealChanged, f.Rel, f.SHA256, sum)
 	}
 	return sealedCopy{rel: f.Rel, path: dst, sha: sum, perm: perm}, nil
+}
+
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens path for reading without following a final symlink (a
+// symlink gives ELOOP) and without blocking on a FIFO, and checks with fstat
+// that it is a regular file.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	in, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := in.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = errNotRegular
+	}
+	if err != nil {
+		_ = in.Close()
+		return nil, nil, err
+	}
+	return in, info, nil
 }
 
 // mutations lists the sealed copies whose content, type or mode changed.

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"io/fs"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -234,7 +232,7 @@ func (w *watchdog) sample(slow bool) {
 	if slow {
 		w.forgetGone()
 	}
-	if slow && w.cfg.workspace > 0 && dirBytes(w.cfg.watch) > w.cfg.workspace {
+	if slow && w.cfg.workspace > 0 && overWorkspace(w.cfg.watch, w.cfg.workspace) {
 		w.setLimit(LimitWorkspace)
 		w.killing = true
 	}
@@ -355,22 +353,6 @@ func (w *watchdog) classify() {
 			w.setLimit(LimitCPUTime)
 		}
 	}
-}
-
-// dirBytes sums the sizes of the regular files under dirs.
-func dirBytes(dirs []string) int64 {
-	var total int64
-	for _, d := range dirs {
-		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
-			if err == nil && e.Type().IsRegular() {
-				if info, err := e.Info(); err == nil {
-					total += info.Size()
-				}
-			}
-			return nil
-		})
-	}
-	return total
 }
 
 // requestCancel asks the watchdog to cancel the run; it never blocks.
