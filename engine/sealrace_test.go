@@ -58,13 +58,13 @@ func TestSealRaceSymlinkSwap(t *testing.T) {
 			refused++
 			continue
 		}
-		switch got.(Receipt).Inputs["in.txt"] {
+		switch got.Inputs["in.txt"] {
 		case realSum:
 			sealedReal++
 		case secretSum:
 			sealedOutside++
 		default:
-			t.Errorf("sealed an unknown content: %v", got.(Receipt).Inputs)
+			t.Errorf("sealed an unknown content: %v", got.Inputs)
 		}
 	}
 	close(stop)
