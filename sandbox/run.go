@@ -124,30 +124,11 @@ func helperFor(s Spec, lay layout) (helperConfig, error) {
 		asLimit: uint64(cooperativeAS), watch: []string{lay.work, lay.tmp},
 		stdout: lay.stdout, stderr: lay.stderr, dir: lay.work, exitSignals: true,
 	}
-	switch s.Backend {
-	case Bubblewrap:
-		bwrap, err := bwrapPath()
-		if err != nil {
-			return cfg, err
-		}
-		cfg.asLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
-		cfg.bwrapGate = true
-		cfg.argv, cfg.env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
-	case ProotCooperative:
-		proot, err := prootPath()
-		if err != nil {
-			return cfg, err
-		}
-		argv, err := prootArgv(proot, s, lay)
-		cfg.argv, cfg.env, cfg.prootStatus = argv, envList(sandboxEnv(s)), true
-		// PRoot writes its loader to a temporary file under the same limit.
-		cfg.fsizeLimit = max(cfg.fsizeLimit, prootMinFileBytes)
-		return cfg, err
-	case ProcessCooperative:
-		cfg.argv, cfg.env, cfg.dir = processLaunch(s, lay)
-		cfg.exitSignals = false
+	info, ok := Describe(s.Backend)
+	if !ok {
+		return cfg, fmt.Errorf("%w: backend %q cannot run an experiment", ErrInvalidSpec, s.Backend)
 	}
-	return cfg, nil
+	return cfg, info.launch(s, lay, &cfg)
 }
 
 // runHelper runs cfg on the persistent runner of s.SelfExe (started on
