@@ -15,9 +15,12 @@ const (
 	EnvProot = "SIMJECTURE_PROOT"
 )
 
-// CooperativeNotice is the one-line warning shown for every cooperative
-// backend.
-const CooperativeNotice = "Cooperative execution is not a security sandbox: no filesystem or network isolation."
+// The one-line warnings for every cooperative backend: as a sentence (the
+// terminal UI's review) and as a clause (the CLI's "WARNING: …").
+const (
+	CooperativeNotice = "Cooperative execution is not a security sandbox: no filesystem or network isolation."
+	CooperativeClause = "cooperative execution is not a security sandbox (no filesystem or network isolation)"
+)
 
 // BackendInfo describes one execution backend: its names and wording for
 // every user interface, what it isolates, and how it is probed and launched.
