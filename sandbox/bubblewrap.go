@@ -31,9 +31,9 @@ func launchBubblewrap(s Spec, lay layout, cfg *helperConfig) error {
 	if err != nil {
 		return err
 	}
-	cfg.asLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
-	cfg.bwrapGate = true
-	cfg.argv, cfg.env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
+	cfg.ASLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
+	cfg.BwrapGate = true
+	cfg.Argv, cfg.Env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
 	return nil
 }
 

@@ -25,8 +25,8 @@ func probeProcess() Report {
 
 // launchProcess runs the command directly, its paths translated.
 func launchProcess(s Spec, lay layout, cfg *helperConfig) error {
-	cfg.argv, cfg.env, cfg.dir = processLaunch(s, lay)
-	cfg.exitSignals = false
+	cfg.Argv, cfg.Env, cfg.Dir = processLaunch(s, lay)
+	cfg.ExitSignals = false
 	return nil
 }
 

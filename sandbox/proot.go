@@ -41,9 +41,9 @@ func launchProot(s Spec, lay layout, cfg *helperConfig) error {
 		return err
 	}
 	argv, err := prootArgv(proot, s, lay)
-	cfg.argv, cfg.env, cfg.prootStatus = argv, envList(sandboxEnv(s)), true
+	cfg.Argv, cfg.Env, cfg.ProotStatus = argv, envList(sandboxEnv(s)), true
 	// PRoot writes its loader to a temporary file under the same limit.
-	cfg.fsizeLimit = max(cfg.fsizeLimit, prootMinFileBytes)
+	cfg.FsizeLimit = max(cfg.FsizeLimit, prootMinFileBytes)
 	return err
 }
 

@@ -119,10 +119,10 @@ func removeTree(dir string) {
 // helperFor prepares the backend's command line and the helper's settings.
 func helperFor(s Spec, lay layout) (helperConfig, error) {
 	cfg := helperConfig{
-		parentPID: os.Getpid(), timeout: s.Timeout, memory: s.MemoryBytes,
-		workspace: s.WorkspaceBytes, cpuLimit: cpuLimit(s), fsizeLimit: uint64(s.MaxFileBytes),
-		asLimit: uint64(cooperativeAS), watch: []string{lay.work, lay.tmp},
-		stdout: lay.stdout, stderr: lay.stderr, dir: lay.work, exitSignals: true,
+		ParentPID: os.Getpid(), Timeout: s.Timeout, Memory: s.MemoryBytes,
+		Workspace: s.WorkspaceBytes, CPULimit: cpuLimit(s), FsizeLimit: uint64(s.MaxFileBytes),
+		ASLimit: uint64(cooperativeAS), Watch: []string{lay.work, lay.tmp},
+		Stdout: lay.stdout, Stderr: lay.stderr, Dir: lay.work, ExitSignals: true,
 	}
 	info, ok := Describe(s.Backend)
 	if !ok {
