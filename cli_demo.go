@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,7 +19,7 @@ import (
 
 func cmdDoctor(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("doctor", io)
-	backend := fs.String("execution-backend", "", "probe one backend: auto, bubblewrap, proot-cooperative, process-cooperative")
+	backend := fs.String("execution-backend", "", "probe one backend: "+strings.Join(executionBackendNames(), ", "))
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -73,7 +74,7 @@ func printReport(io stdio, rep sandbox.Report, asJSON bool) {
 
 func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 	var reports []sandbox.Report
-	for _, b := range []sandbox.Backend{sandbox.Bubblewrap, sandbox.ProotCooperative, sandbox.ProcessCooperative, sandbox.Auto} {
+	for _, b := range doctorOrder() {
 		reports = append(reports, doctorReport(ctx, b))
 	}
 	agents := map[string]string{}

@@ -50,8 +50,8 @@ func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
 	fs.StringVar(&r.JudgeModel, "judge-model", "", "reviewer model (default: --model)")
 	fs.StringVar(&r.Executable, "executable", "", "agent program (command backend)")
 	fs.StringVar(&r.ProviderConfig, "provider-config", "", "api backend connection file (base_url, api_key; mode 0600)")
-	fs.StringVar(&r.ExecutionBackend, "execution-backend", envOr("SIMJECTURE_DEFAULT_EXECUTION_BACKEND", "bubblewrap"),
-		"auto, bubblewrap, proot-cooperative (not a security sandbox), process-cooperative (not a security sandbox)")
+	fs.StringVar(&r.ExecutionBackend, "execution-backend", envOr("SIMJECTURE_DEFAULT_EXECUTION_BACKEND", string(sandbox.Bubblewrap)),
+		executionBackendHelp())
 	fs.StringVar(&r.Capabilities, "capabilities", os.Getenv("SIMJECTURE_DEFAULT_CAPABILITIES"), "capability manifests folder")
 	fs.StringVar(&r.CompletionPolicy, "completion-policy", "repair", "repair or answer")
 	fs.Int64Var(&r.WallSeconds, "wall-seconds", 3600, "absolute study budget in seconds")
@@ -106,7 +106,7 @@ func checkEnvDefaults(fs *pflag.FlagSet) error {
 		flag, env string
 		allowed   []string
 	}{
-		{"execution-backend", "SIMJECTURE_DEFAULT_EXECUTION_BACKEND", []string{"auto", "bubblewrap", "proot-cooperative", "process-cooperative"}},
+		{"execution-backend", "SIMJECTURE_DEFAULT_EXECUTION_BACKEND", executionBackendNames()},
 		{"backend", "SIMJECTURE_DEFAULT_BACKEND", engine.AgentBackends},
 	}
 	for _, c := range checks {
@@ -328,7 +328,7 @@ func agentFor(k engine.Contract, self string) (provider.Agent, error) {
 func announceBackend(io stdio, k engine.Contract) {
 	fmt.Fprintf(io.err, "Execution backend: %s", k.ExecutionBackend)
 	if sandbox.IsCooperative(k.ExecutionBackend) {
-		fmt.Fprintf(io.err, " — WARNING: cooperative execution is not a security sandbox (no filesystem or network isolation)")
+		fmt.Fprintf(io.err, " — WARNING: %s", sandbox.CooperativeClause)
 	}
 	fmt.Fprintln(io.err)
 }

@@ -81,10 +81,7 @@ func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final 
 // tuiOptions wires the UI to this binary: launching a supervisor with the
 // study's agent, and creating the demo.
 func tuiOptions(io stdio) tui.Options {
-	def := os.Getenv("SIMJECTURE_DEFAULT_EXECUTION_BACKEND")
-	if def == "" || def == "process-cooperative" {
-		def = "auto"
-	}
+	def := preselectable(os.Getenv("SIMJECTURE_DEFAULT_EXECUTION_BACKEND"))
 	return tui.Options{
 		Root: workspaceRoot(), DefaultBackend: def, In: io.in, Out: io.out,
 		Launch: launchSupervisor,

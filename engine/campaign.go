@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/simjecture/simjecture/sandbox"
 	"github.com/simjecture/simjecture/store"
 )
 
@@ -91,7 +92,7 @@ func LoadContract(ctx context.Context, s *store.Store) (Contract, error) {
 		return c, fmt.Errorf("read study contract: %w", err)
 	}
 	if c.ExecutionBackend == "" {
-		c.ExecutionBackend = "bubblewrap" // a record with no backend means bubblewrap
+		c.ExecutionBackend = sandbox.Bubblewrap // a record with no backend means bubblewrap
 	}
 	return c, nil
 }

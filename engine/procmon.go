@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
 )
 
 // Process roles in a ProcSample.
@@ -254,22 +255,15 @@ func (m *ProcMonitor) readPID(pid int) (procStat, bool) {
 	return st, true
 }
 
-// parseStat reads the fields the monitor needs from /proc/PID/stat. The
-// command name is in parentheses and may itself hold spaces and ')'.
+// parseStat reads the fields the monitor needs from /proc/PID/stat, with
+// the sandbox's parser.
 func parseStat(raw []byte) (procStat, bool) {
-	open, closing := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
-	if open < 0 || closing < open {
+	st, err := sandbox.ParseProcStat(raw)
+	if err != nil {
 		return procStat{}, false
 	}
-	f := strings.Fields(string(raw[closing+1:]))
-	// f[0] is field 3 (state); utime is field 14, stime 15, starttime 22, rss 24.
-	if len(f) < 22 {
-		return procStat{}, false
-	}
-	num := func(i int) uint64 { n, _ := strconv.ParseUint(f[i], 10, 64); return n }
-	ppid, _ := strconv.Atoi(f[1])
-	return procStat{comm: string(raw[open+1 : closing]), state: f[0], ppid: ppid,
-		ticks: num(11) + num(12), start: num(19), rssPages: int64(num(21))}, true
+	return procStat{comm: st.Comm, state: string(st.State), ppid: st.PPID,
+		ticks: st.CPUTicks, start: st.Start, rssPages: st.RSSPages}, true
 }
 
 // experimentOf finds the experiment id in a sandbox helper's arguments: its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/simjecture/simjecture/sandbox"
 	"github.com/simjecture/simjecture/store"
 )
 
@@ -97,7 +98,7 @@ func fillFromContract(snap *Snapshot, k Contract) {
 	snap.StudyID, snap.Mode, snap.AgentBackend, snap.Model, snap.JudgeModel = k.StudyID, k.Mode, k.AgentBackend, k.Model, k.JudgeModel
 	snap.ExecutionBackend, snap.CompletionPolicy = k.ExecutionBackend, k.CompletionPolicy
 	if snap.ExecutionBackend == "" {
-		snap.ExecutionBackend = "bubblewrap"
+		snap.ExecutionBackend = sandbox.Bubblewrap // a record with no backend means bubblewrap
 	}
 	snap.CreatedAt, snap.Deadline = k.CreatedAt, k.Deadline
 	snap.RemainingSeconds = max(0, int64(time.Until(k.Deadline).Seconds()))

@@ -1,9 +1,6 @@
 package sandbox
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // Backend names an execution backend as recorded in receipts.
 type Backend string
@@ -105,5 +102,3 @@ type Report struct {
 	FallbackReason   string  `json:"fallback_reason,omitempty"`
 	Warning          string  `json:"warning,omitempty"`
 }
-
-var _ = context.Background

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,31 +15,104 @@ const (
 	EnvProot = "SIMJECTURE_PROOT"
 )
 
-// Backends lists the concrete backends in the order auto considers them,
-// followed by the one auto never picks.
-var Backends = []Backend{Bubblewrap, ProotCooperative, ProcessCooperative}
+// The one-line warnings for every cooperative backend: as a sentence (the
+// terminal UI's review) and as a clause (the CLI's "WARNING: …").
+const (
+	CooperativeNotice = "Cooperative execution is not a security sandbox: no filesystem or network isolation."
+	CooperativeClause = "cooperative execution is not a security sandbox (no filesystem or network isolation)"
+)
+
+// BackendInfo describes one execution backend: its names and wording for
+// every user interface, what it isolates, and how it is probed and launched.
+// Adding a backend is one file with its probe and launcher plus one row in
+// backendTable.
+type BackendInfo struct {
+	Name   Backend
+	Label  string // the choice in the new-study form, e.g. "PRoot · cooperative — not a security sandbox"
+	Short  string // the status-bar mode indicator, e.g. "PRoot · cooperative ⚠"
+	Title  string // the warning pane's heading, e.g. "PRoot · cooperative"
+	Column string // a table column, e.g. "proot-coop"
+	// Explains in one or two sentences how experiments run (the warning pane).
+	Explains string
+	// Warning is the probe's warning for a cooperative backend; it contains
+	// "not a security sandbox". Empty for an isolating backend.
+	Warning string
+
+	Cooperative      bool // not a security sandbox; refused to root
+	KernelIsolation  bool
+	NetworkIsolation bool
+	AutoCandidate    bool // auto may pick it, in table order (cooperative ones only when not root)
+
+	probe  func(context.Context) Report
+	launch func(Spec, layout, *helperConfig) error // fills in the launcher's argv, env and settings
+}
+
+// backendTable is every execution backend, in the order auto considers them
+// and user interfaces list them.
+var backendTable = []BackendInfo{
+	{
+		Name: Bubblewrap, Label: "Bubblewrap · isolated", Short: "Bubblewrap · isolated",
+		Title: "Bubblewrap · isolated", Column: "bwrap",
+		Explains:        "Experiments run in kernel namespaces: no network, a read-only system view and a private /tmp.",
+		KernelIsolation: true, NetworkIsolation: true, AutoCandidate: true,
+		probe: probeBubblewrap, launch: launchBubblewrap,
+	},
+	{
+		Name: ProotCooperative, Label: "PRoot · cooperative — not a security sandbox", Short: "PRoot · cooperative ⚠",
+		Title: "PRoot · cooperative", Column: "proot-coop",
+		Explains:    "Experiments run under PRoot as this account. PRoot only translates paths: it gives no filesystem or network isolation.",
+		Warning:     WarningCooperative,
+		Cooperative: true, AutoCandidate: true,
+		probe: probeProot, launch: launchProot,
+	},
+	{
+		Name: ProcessCooperative, Label: "Native process · trusted host — not a security sandbox",
+		Short: "Native process · trusted host ⚠", Title: "Native process · trusted host", Column: "native-coop",
+		Explains:    "Experiments run as plain processes of this account, with no filesystem or network isolation.",
+		Warning:     "Native process execution is not a security sandbox: experiments run as plain processes of this account; run trusted code only",
+		Cooperative: true,
+		probe:       func(context.Context) Report { return probeProcess() }, launch: launchProcess,
+	},
+}
+
+// Backends returns every execution backend, in the order auto considers
+// them and user interfaces list them. The slice is a copy.
+func Backends() []BackendInfo { return append([]BackendInfo(nil), backendTable...) }
+
+// Describe returns the row of backend b; false for Auto and unknown names.
+func Describe(b Backend) (BackendInfo, bool) {
+	for _, info := range backendTable {
+		if info.Name == b {
+			return info, true
+		}
+	}
+	return BackendInfo{}, false
+}
 
 // ParseBackend turns a user-supplied name into a Backend, accepting Auto.
 func ParseBackend(s string) (Backend, error) {
-	switch b := Backend(strings.TrimSpace(s)); b {
-	case Bubblewrap, ProotCooperative, ProcessCooperative, Auto:
+	b := Backend(strings.TrimSpace(s))
+	if _, ok := Describe(b); ok || b == Auto {
 		return b, nil
 	}
-	return "", fmt.Errorf("%w %q (choose auto, bubblewrap, proot-cooperative or process-cooperative)",
-		ErrUnknownBackend, s)
+	return "", fmt.Errorf("%w %q (choose %s)", ErrUnknownBackend, s, choices())
+}
+
+// choices is "auto, bubblewrap, … or process-cooperative".
+func choices() string {
+	names := []string{string(Auto)}
+	for _, info := range backendTable {
+		names = append(names, string(info.Name))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // IsCooperative reports whether b is a cooperative backend: not a security
 // sandbox, refused to root.
 func IsCooperative(b Backend) bool {
-	return b == ProotCooperative || b == ProcessCooperative
+	info, _ := Describe(b)
+	return info.Cooperative
 }
-
-// bwrapPath finds bwrap: $SIMJECTURE_BWRAP, else "bwrap" on PATH.
-func bwrapPath() (string, error) { return launcherPath(EnvBwrap, "bwrap") }
-
-// prootPath finds proot: $SIMJECTURE_PROOT, else "proot" on PATH.
-func prootPath() (string, error) { return launcherPath(EnvProot, "proot") }
 
 func launcherPath(env, name string) (string, error) {
 	if p := os.Getenv(env); p != "" {

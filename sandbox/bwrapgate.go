@@ -31,10 +31,10 @@ func (w *watchdog) launchBwrap() error {
 		return fmt.Errorf("helper: %w", err)
 	}
 	defer blockW.Close()
-	argv := append([]string{w.cfg.argv[0], "--info-fd", "3", "--block-fd", "4"}, w.cfg.argv[1:]...)
+	argv := append([]string{w.cfg.Argv[0], "--info-fd", "3", "--block-fd", "4"}, w.cfg.Argv[1:]...)
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	w.attach(sys)
-	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
+	attr := &syscall.ProcAttr{Dir: w.cfg.Dir, Env: w.cfg.Env, Sys: sys,
 		Files: append(files.fds(), infoW.Fd(), blockR.Fd())}
 	pid, err := w.srv.forkTarget(w, func() (int, error) { return syscall.ForkExec(argv[0], argv, attr) })
 	_ = infoW.Close() // only bwrap may hold the write end, so its EOF arrives
@@ -62,7 +62,7 @@ func (w *watchdog) launchBwrap() error {
 
 // limit sets the run's limits on pid, killing the target if that fails.
 func (w *watchdog) limit(pid int) error {
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.tag()); err != nil {
+	if err := setLimits(pid, w.cfg.CPULimit, w.cfg.FsizeLimit, w.cfg.ASLimit, w.tag()); err != nil {
 		_ = syscall.Kill(w.target, syscall.SIGKILL)
 		return fmt.Errorf("helper: %w", err)
 	}

@@ -182,7 +182,7 @@ func (c *runnerClient) start(cfg helperConfig) (uint64, <-chan helperReport, err
 	}
 	c.nextID++
 	id, ch := c.nextID, make(chan helperReport, 1)
-	if err := c.send(runnerRequest{Op: "start", ID: id, Args: cfg.args()}); err != nil {
+	if err := c.send(runnerRequest{Op: "start", ID: id, Config: &cfg}); err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", ErrHelper, err)
 	}
 	c.pending[id] = ch

@@ -8,8 +8,10 @@
 // proot-cooperative shows the same path view through PRoot and
 // process-cooperative runs a plain process with virtual paths translated;
 // both are "not a security sandbox", share the host network and are refused
-// to root. Probe and Select check which backend this host and account can
-// use (see docs/security.md for what each one contains).
+// to root. Each backend is one row of the descriptor table (backend.go,
+// read through Backends and Describe) with its probe and launcher in a file
+// of its own. Probe and Select check which backend this host and account
+// can use (see docs/security.md for what each one contains).
 //
 // # Running
 //
@@ -35,8 +37,8 @@
 // alive when the target exits and when the run is cancelled. When the host
 // process dies or closes the runner's stdin, the runner kills every run's
 // tree and exits. Where a writable cgroup v2 is delegated it also uses
-// memory.max and cgroup.kill. Without --serve the helper runs one experiment
-// and prints one JSON report line.
+// memory.max and cgroup.kill. With --config JSON instead of --serve the
+// helper runs one experiment and prints one JSON report line.
 //
 // After the run, Run re-hashes the sealed copies (content and mode), collects
 // the declared outputs that are plain files inside the work folder, and keeps

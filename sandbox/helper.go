@@ -40,7 +40,7 @@ type helperReport struct {
 // HelperMain runs the hidden helper modes of our binary and returns the exit
 // code. args are the arguments after HelperArg (a leading HelperArg is
 // tolerated). With --serve --parent-pid P it is the persistent runner (see
-// serveMain); otherwise it runs one experiment: it starts the target in its
+// serveMain); with --config JSON it runs one experiment: it starts the target in its
 // own session behind a start barrier (see launch), sets the target's
 // rlimits, watches its process tree, enforces the limits, kills every
 // descendant at the end and prints one JSON line.
@@ -51,12 +51,12 @@ func HelperMain(args []string) int {
 	if len(args) > 0 && args[0] == serveArg {
 		return serveMain(args[1:])
 	}
-	cfg, err := parseHelperArgs(args)
+	cfg, err := oneShotConfig(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return exitUsage
 	}
-	if !becomeRunner(cfg.parentPID) {
+	if !becomeRunner(cfg.ParentPID) {
 		return exitParentGone
 	}
 	rep := oneShot(cfg)
@@ -81,7 +81,7 @@ func becomeRunner(parentPID int) bool {
 // oneShot runs one experiment; SIGTERM or SIGINT cancels it, or stops it
 // as for a dead parent when the parent is gone.
 func oneShot(cfg helperConfig) helperReport {
-	srv := newServer(cfg.parentPID)
+	srv := newServer(cfg.ParentPID)
 	w := newWatchdog(cfg, srv, 1)
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
@@ -178,7 +178,7 @@ const startBarrier = `read _ <&3 || exit 125; exec "$@" 3<&-`
 // death signal (SIGKILL) is set at fork and survives the exec. This costs a
 // shell start instead of a second start of our own (much larger) binary.
 func (w *watchdog) launch() error {
-	if w.cfg.bwrapGate {
+	if w.cfg.BwrapGate {
 		return w.launchBwrap()
 	}
 	files, err := w.openStdio()
@@ -195,10 +195,10 @@ func (w *watchdog) launch() error {
 	}
 	defer gate.Close()
 	defer release.Close()
-	argv := append([]string{"/bin/sh", "-c", startBarrier, "simjecture-experiment"}, w.cfg.argv...)
+	argv := append([]string{"/bin/sh", "-c", startBarrier, "simjecture-experiment"}, w.cfg.Argv...)
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	w.attach(sys)
-	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
+	attr := &syscall.ProcAttr{Dir: w.cfg.Dir, Env: w.cfg.Env, Sys: sys,
 		Files: append(files.fds(), gate.Fd())}
 	pid, err := w.srv.forkTarget(w, func() (int, error) {
 		// The target's Pdeathsig follows the forking thread; the runner
@@ -210,7 +210,7 @@ func (w *watchdog) launch() error {
 		return fmt.Errorf("helper: start: %w", err)
 	}
 	w.target = pid
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.tag()); err != nil {
+	if err := setLimits(pid, w.cfg.CPULimit, w.cfg.FsizeLimit, w.cfg.ASLimit, w.tag()); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		return fmt.Errorf("helper: %w", err)
 	}

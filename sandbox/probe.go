@@ -25,23 +25,21 @@ const (
 // Probe checks whether backend b can run experiments on this host as this
 // account. Probe(ctx, Auto) is Select(ctx, Auto).
 func Probe(ctx context.Context, b Backend) Report {
-	switch b {
-	case Bubblewrap:
-		return probeBubblewrap(ctx)
-	case ProotCooperative:
-		return probeProot(ctx)
-	case ProcessCooperative:
-		return probeProcess()
-	case Auto:
+	if b == Auto {
 		return Select(ctx, Auto)
 	}
-	return Report{Backend: b, Reason: "unknown execution backend " + string(b)}
+	info, ok := Describe(b)
+	if !ok {
+		return Report{Backend: b, Reason: "unknown execution backend " + string(b)}
+	}
+	return info.probe(ctx)
 }
 
 // Select probes the requested backend. An explicit backend is never replaced,
-// even when unavailable. Auto tries Bubblewrap, then (not as root) PRoot, and
-// never picks process-cooperative; when both fail it returns the unavailable
-// Bubblewrap report with Selected empty.
+// even when unavailable. Auto tries the table's auto candidates in order
+// (Bubblewrap, then, not as root, PRoot; never process-cooperative); when
+// every one fails it returns the first one's unavailable report with
+// Selected empty.
 func Select(ctx context.Context, requested Backend) Report {
 	if requested != Auto {
 		r := Probe(ctx, requested)
@@ -50,68 +48,36 @@ func Select(ctx context.Context, requested Backend) Report {
 		}
 		return r
 	}
-	bw := probeBubblewrap(ctx)
-	if bw.Available {
-		bw.Selected = Bubblewrap
-		return bw
+	var first Report
+	for i, info := range autoCandidates() {
+		if info.Cooperative && os.Geteuid() == 0 {
+			break // root never qualifies for a cooperative fallback
+		}
+		r := info.probe(ctx)
+		if i == 0 {
+			first = r
+		}
+		if !r.Available {
+			continue
+		}
+		r.Selected, r.Warning = info.Name, info.Warning
+		if i > 0 {
+			r.FallbackReason = string(first.Backend) + " unavailable: " + first.Reason
+		}
+		return r
 	}
-	if os.Geteuid() == 0 {
-		return bw
-	}
-	pr := probeProot(ctx)
-	if !pr.Available {
-		return bw
-	}
-	pr.Selected = ProotCooperative
-	pr.FallbackReason = "bubblewrap unavailable: " + bw.Reason
-	pr.Warning = WarningCooperative
-	return pr
+	return first
 }
 
-func probeBubblewrap(ctx context.Context) Report {
-	r := Report{Backend: Bubblewrap, KernelIsolation: true, NetworkIsolation: true}
-	bwrap, err := bwrapPath()
-	if err != nil {
-		r.Reason, r.Remedy = "Missing bubblewrap executable", "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
-		return r
+// autoCandidates are the rows auto may pick, in order.
+func autoCandidates() []BackendInfo {
+	var out []BackendInfo
+	for _, info := range backendTable {
+		if info.AutoCandidate {
+			out = append(out, info)
+		}
 	}
-	r.Available, r.Reason = runProbe(ctx, bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "/usr/bin/true")
-	if !r.Available {
-		r.Remedy = RemedyBubblewrap
-	}
-	return r
-}
-
-func probeProot(ctx context.Context) Report {
-	r := Report{Backend: ProotCooperative}
-	if os.Geteuid() == 0 {
-		r.Reason, r.Remedy = ReasonUnprivileged, RemedyUnprivileged
-		return r
-	}
-	proot, err := prootPath()
-	if err != nil {
-		r.Reason, r.Remedy = "Missing proot executable", RemedyProot
-		return r
-	}
-	r.Available, r.Reason = runProbe(ctx, proot, "-r", "/", "/usr/bin/true")
-	if !r.Available {
-		r.Remedy = RemedyProot
-	}
-	return r
-}
-
-func probeProcess() Report {
-	r := Report{Backend: ProcessCooperative}
-	if os.Geteuid() == 0 {
-		r.Reason, r.Remedy = ReasonUnprivileged, RemedyUnprivileged
-		return r
-	}
-	if _, err := os.Stat("/proc/self/task"); err != nil {
-		r.Reason = "/proc is not available for process-tree monitoring"
-		return r
-	}
-	r.Available, r.Reason = true, ReasonProbePassed
-	return r
+	return out
 }
 
 // runProbe runs the probe command with a 10 s limit. A failure's reason is

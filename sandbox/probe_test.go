@@ -66,7 +66,8 @@ func TestProbeAsRoot(t *testing.T) {
 
 func TestProbeAsNobody(t *testing.T) {
 	requireRoot(t)
-	for _, b := range Backends {
+	for _, info := range Backends() {
+		b := info.Name
 		var r Report
 		runJSON(t, nobodyCommand(t, "probe", string(b)), &r)
 		if !r.Available || r.Reason != ReasonProbePassed {

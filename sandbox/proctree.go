@@ -14,6 +14,7 @@ import (
 type procStat struct {
 	state    byte
 	exiting  bool   // PF_EXITING: in its exit path, it never runs its own code again
+	ppid     int    // parent pid
 	sid      int    // session id
 	cpuTicks uint64 // utime + stime
 	start    uint64 // starttime, in clock ticks since boot
@@ -55,6 +56,8 @@ func parseStat(b []byte) (procStat, error) {
 		switch k {
 		case 0:
 			st.state = f[0]
+		case 1:
+			st.ppid = int(atoi(f))
 		case 3:
 			st.sid = int(atoi(f))
 		case 6:
@@ -70,6 +73,32 @@ func parseStat(b []byte) (procStat, error) {
 		}
 	}
 	return st, nil
+}
+
+// ProcStat is what a process monitor reads from /proc/<pid>/stat.
+type ProcStat struct {
+	Comm     string // the command name, without its parentheses
+	State    byte   // R, S, D, Z, T, …
+	PPID     int
+	CPUTicks uint64 // utime + stime, in clock ticks
+	Start    uint64 // starttime, in clock ticks since boot
+	RSSPages int64  // resident pages
+}
+
+// ParseProcStat parses the content of a /proc/<pid>/stat file with the
+// parser the watchdog uses.
+func ParseProcStat(b []byte) (ProcStat, error) {
+	st, err := parseStat(b)
+	if err != nil {
+		return ProcStat{}, err
+	}
+	open := bytes.IndexByte(b, '(')
+	closing := bytes.LastIndexByte(b, ')')
+	if open < 0 || open > closing {
+		return ProcStat{}, errors.New("malformed stat")
+	}
+	return ProcStat{Comm: string(b[open+1 : closing]), State: st.state, PPID: st.ppid,
+		CPUTicks: st.cpuTicks, Start: st.start, RSSPages: st.rssPages}, nil
 }
 
 // children returns the children of every thread of pid.

@@ -119,35 +119,16 @@ func removeTree(dir string) {
 // helperFor prepares the backend's command line and the helper's settings.
 func helperFor(s Spec, lay layout) (helperConfig, error) {
 	cfg := helperConfig{
-		parentPID: os.Getpid(), timeout: s.Timeout, memory: s.MemoryBytes,
-		workspace: s.WorkspaceBytes, cpuLimit: cpuLimit(s), fsizeLimit: uint64(s.MaxFileBytes),
-		asLimit: uint64(cooperativeAS), watch: []string{lay.work, lay.tmp},
-		stdout: lay.stdout, stderr: lay.stderr, dir: lay.work, exitSignals: true,
+		ParentPID: os.Getpid(), Timeout: s.Timeout, Memory: s.MemoryBytes,
+		Workspace: s.WorkspaceBytes, CPULimit: cpuLimit(s), FsizeLimit: uint64(s.MaxFileBytes),
+		ASLimit: uint64(cooperativeAS), Watch: []string{lay.work, lay.tmp},
+		Stdout: lay.stdout, Stderr: lay.stderr, Dir: lay.work, ExitSignals: true,
 	}
-	switch s.Backend {
-	case Bubblewrap:
-		bwrap, err := bwrapPath()
-		if err != nil {
-			return cfg, err
-		}
-		cfg.asLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
-		cfg.bwrapGate = true
-		cfg.argv, cfg.env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
-	case ProotCooperative:
-		proot, err := prootPath()
-		if err != nil {
-			return cfg, err
-		}
-		argv, err := prootArgv(proot, s, lay)
-		cfg.argv, cfg.env, cfg.prootStatus = argv, envList(sandboxEnv(s)), true
-		// PRoot writes its loader to a temporary file under the same limit.
-		cfg.fsizeLimit = max(cfg.fsizeLimit, prootMinFileBytes)
-		return cfg, err
-	case ProcessCooperative:
-		cfg.argv, cfg.env, cfg.dir = processLaunch(s, lay)
-		cfg.exitSignals = false
+	info, ok := Describe(s.Backend)
+	if !ok {
+		return cfg, fmt.Errorf("%w: backend %q cannot run an experiment", ErrInvalidSpec, s.Backend)
 	}
-	return cfg, nil
+	return cfg, info.launch(s, lay, &cfg)
 }
 
 // runHelper runs cfg on the persistent runner of s.SelfExe (started on

@@ -15,8 +15,8 @@ import (
 // rawConfig runs argv as a plain process in a fresh folder, bypassing Run.
 func rawConfig(t *testing.T, argv []string) helperConfig {
 	dir := t.TempDir()
-	return helperConfig{parentPID: os.Getpid(), timeout: time.Minute, dir: dir, argv: argv,
-		stdout: filepath.Join(dir, "out"), stderr: filepath.Join(dir, "err"), env: []string{"PATH=/usr/bin:/bin"}}
+	return helperConfig{ParentPID: os.Getpid(), Timeout: time.Minute, Dir: dir, Argv: argv,
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err"), Env: []string{"PATH=/usr/bin:/bin"}}
 }
 
 func selfExe(t *testing.T) string {
@@ -43,7 +43,9 @@ func awaitRun(t *testing.T, ch <-chan helperReport) helperReport {
 
 func TestOneShotHelper(t *testing.T) {
 	cfg := rawConfig(t, []string{"sh", "-c", "echo hi; exit 3"})
-	out, err := exec.Command(selfExe(t), append([]string{HelperArg}, cfg.args()...)...).Output()
+	js, err := json.Marshal(cfg)
+	must(t, err)
+	out, err := exec.Command(selfExe(t), HelperArg, configArg, string(js)).Output()
 	must(t, err)
 	var rep helperReport
 	must(t, json.Unmarshal(out, &rep))

@@ -19,9 +19,10 @@ const serveArg = "--serve"
 
 // runnerRequest is one line the host writes to the runner's stdin.
 type runnerRequest struct {
-	Op   string   `json:"op"` // "start" or "cancel"
-	ID   uint64   `json:"id"`
-	Args []string `json:"args,omitempty"` // start: the helper flags, "--" and the argv
+	Op string `json:"op"` // "start" or "cancel"
+	ID uint64 `json:"id"`
+	// Config is what to run (start only).
+	Config *helperConfig `json:"config,omitempty"`
 }
 
 // runnerReply is the one line the runner writes per finished run.
@@ -127,9 +128,13 @@ func (r *runner) read(in io.Reader) {
 
 // start launches one run under its own watchdog goroutine.
 func (r *runner) start(req runnerRequest) {
-	cfg, err := parseHelperArgs(req.Args)
-	if err == nil && cfg.parentPID != r.srv.parentPID {
-		err = errors.New("helper: --parent-pid differs from the runner's")
+	var cfg helperConfig
+	err := errors.New("helper: start without a config")
+	if req.Config != nil {
+		cfg, err = *req.Config, req.Config.validate()
+	}
+	if err == nil && cfg.ParentPID != r.srv.parentPID {
+		err = errors.New("helper: parent pid differs from the runner's")
 	}
 	if err != nil {
 		r.reply(req.ID, helperReport{Error: err.Error()})

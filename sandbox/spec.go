@@ -65,8 +65,9 @@ func orDefault(v, d int64) int64 {
 }
 
 func checkBasics(s Spec) error {
+	_, known := Describe(s.Backend)
 	switch {
-	case s.Backend != Bubblewrap && !IsCooperative(s.Backend):
+	case !known:
 		return fmt.Errorf("backend %q cannot run an experiment", s.Backend)
 	case !filepath.IsAbs(s.SelfExe) || !filepath.IsAbs(s.RunDir) || !filepath.IsAbs(s.ArtifactDir):
 		return fmt.Errorf("SelfExe, RunDir and ArtifactDir must be absolute paths")

@@ -16,10 +16,10 @@ func (w *watchdog) openStdio() (stdio, error) {
 		return stdio{}, fmt.Errorf("helper: %w", err)
 	}
 	s := stdio{in: in}
-	if s.out, err = createLog(w.cfg.stdout); err != nil {
+	if s.out, err = createLog(w.cfg.Stdout); err != nil {
 		return stdio{}, err
 	}
-	if s.err, err = createLog(w.cfg.stderr); err != nil {
+	if s.err, err = createLog(w.cfg.Stderr); err != nil {
 		_ = s.out.Close()
 		return stdio{}, err
 	}

@@ -17,20 +17,20 @@ import (
 // barrier is used) or the program cannot be found (the barrier's shell then
 // reports it the usual way).
 func (w *watchdog) launchTraced(files stdio) (bool, error) {
-	path, ok := lookPathEnv(w.cfg.argv[0], w.cfg.env, w.cfg.dir)
+	path, ok := lookPathEnv(w.cfg.Argv[0], w.cfg.Env, w.cfg.Dir)
 	if !ok {
 		return false, nil
 	}
 	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Ptrace: true}
 	w.attach(sys)
-	attr := &syscall.ProcAttr{Dir: w.cfg.dir, Env: w.cfg.env, Sys: sys,
+	attr := &syscall.ProcAttr{Dir: w.cfg.Dir, Env: w.cfg.Env, Sys: sys,
 		Files: files.fds()}
 	var early *waitResult
 	pid, err := w.srv.forkTarget(w, func() (int, error) {
 		// ptrace requests must come from the thread that started the child.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		pid, err := syscall.ForkExec(path, w.cfg.argv, attr)
+		pid, err := syscall.ForkExec(path, w.cfg.Argv, attr)
 		if err != nil {
 			return 0, err
 		}
@@ -68,7 +68,7 @@ func (w *watchdog) releaseTraced(pid int) (*waitResult, error) {
 	if !r.ws.Stopped() {
 		return &r, nil
 	}
-	if err := setLimits(pid, w.cfg.cpuLimit, w.cfg.fsizeLimit, w.cfg.asLimit, w.tag()); err != nil {
+	if err := setLimits(pid, w.cfg.CPULimit, w.cfg.FsizeLimit, w.cfg.ASLimit, w.tag()); err != nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		_ = syscall.PtraceDetach(pid)
 		return nil, err

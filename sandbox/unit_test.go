@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -88,32 +89,46 @@ func TestHashFile(t *testing.T) {
 	}
 }
 
-func TestHelperArgsRoundTrip(t *testing.T) {
-	want := helperConfig{parentPID: 7, timeout: 1500 * time.Millisecond, memory: 1 << 30, workspace: 2 << 30,
-		cpuLimit: 31, fsizeLimit: 1 << 20, asLimit: 1 << 40, exitSignals: true, bwrapGate: true,
-		watch: []string{"/w", "/t"}, stdout: "/r/out", stderr: "/r/err", dir: "/w",
-		env: []string{"A=1", "B=x\ny"}, argv: []string{"python3", "--", "-c", "print(1)"}}
-	got, err := parseHelperArgs(want.args())
+func TestHelperConfigRoundTrip(t *testing.T) {
+	want := helperConfig{ParentPID: 7, Timeout: 1500 * time.Millisecond, Memory: 1 << 30, Workspace: 2 << 30,
+		CPULimit: 31, FsizeLimit: 1 << 20, ASLimit: 1 << 40, ExitSignals: true, BwrapGate: true, ProotStatus: true,
+		Watch: []string{"/w", "/t"}, Stdout: "/r/out", Stderr: "/r/err", Dir: "/w",
+		Env: []string{"A=1", "B=x\ny"}, Argv: []string{"python3", "--", "-c", "print(1)"}}
+	js, err := json.Marshal(runnerRequest{Op: "start", ID: 3, Config: &want})
+	must(t, err)
+	var req runnerRequest
+	must(t, json.Unmarshal(js, &req))
+	if req.Config == nil || !reflect.DeepEqual(*req.Config, want) {
+		t.Fatalf("got %+v\nwant %+v", req.Config, want)
+	}
+	js, err = json.Marshal(want)
+	must(t, err)
+	got, err := oneShotConfig([]string{configArg, string(js)})
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v, %v\nwant %+v", got, err, want)
+		t.Fatalf("one-shot: got %+v, %v", got, err)
 	}
 }
 
-func TestHelperArgsRejected(t *testing.T) {
-	ok := []string{"--parent-pid", "1", "--timeout-ms", "10", "--stdout", "o", "--stderr", "e"}
+func TestHelperConfigRejected(t *testing.T) {
+	ok := `"parent_pid":1,"timeout":10,"stdout":"o","stderr":"e"`
 	for _, c := range []struct {
 		name string
 		args []string
 	}{
-		{"no command", ok},
-		{"empty command", append(ok, "--")},
-		{"unknown flag", append([]string{"--nope", "1"}, append(ok, "--", "true")...)},
-		{"missing value", []string{"--parent-pid"}},
-		{"bad number", append([]string{"--memory", "lots"}, append(ok, "--", "true")...)},
-		{"no timeout", []string{"--parent-pid", "1", "--stdout", "o", "--stderr", "e", "--", "true"}},
+		{"no command", []string{configArg, "{" + ok + "}"}},
+		{"empty command", []string{configArg, "{" + ok + `,"argv":[]}`}},
+		{"not JSON", []string{configArg, "--parent-pid 1"}},
+		{"bad number", []string{configArg, `{"memory":"lots",` + ok + `,"argv":["true"]}`}},
+		{"no timeout", []string{configArg, `{"parent_pid":1,"stdout":"o","stderr":"e","argv":["true"]}`}},
+		{"no config flag", []string{`{` + ok + `,"argv":["true"]}`}},
+		{"no arguments", nil},
 	} {
-		if _, err := parseHelperArgs(c.args); err == nil {
+		if _, err := oneShotConfig(c.args); err == nil {
 			t.Errorf("%s: accepted %q", c.name, c.args)
 		}
+	}
+	good := []string{configArg, "{" + ok + `,"argv":["true"]}`}
+	if _, err := oneShotConfig(good); err != nil {
+		t.Errorf("a complete config was refused: %v", err)
 	}
 }

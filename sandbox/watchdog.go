@@ -58,7 +58,7 @@ func (w *watchdog) run() helperReport {
 // the reason in w.rep, when the target could not be started.
 func (w *watchdog) open() bool {
 	w.srv.begin(w)
-	w.cg = newCgroup(w.srv.cgroups.v2Dir, w.cfg.memory, w.id)
+	w.cg = newCgroup(w.srv.cgroups.v2Dir, w.cfg.Memory, w.id)
 	w.rep.Containment = containment(w.cg, w.srv.cgroups.pids)
 	w.start = time.Now()
 	err := w.launch()
@@ -91,7 +91,7 @@ func (w *watchdog) supervise() helperReport {
 func (w *watchdog) loop() {
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
-	deadline := time.NewTimer(w.cfg.timeout)
+	deadline := time.NewTimer(w.cfg.Timeout)
 	defer deadline.Stop()
 	gone := w.srv.gone
 	for n := 1; !w.exited; {
@@ -135,7 +135,7 @@ func (w *watchdog) onTick(slow bool) {
 	}
 	w.srv.reap()
 	w.sample(slow)
-	if w.cfg.memory > 0 && w.lastRSS > w.cfg.memory {
+	if w.cfg.Memory > 0 && w.lastRSS > w.cfg.Memory {
 		w.setLimit(LimitMemory)
 		w.killing = true
 	}
@@ -145,7 +145,7 @@ func (w *watchdog) onTick(slow bool) {
 	if w.killing {
 		w.killAll(syscall.SIGKILL)
 	}
-	if w.cfg.prootStatus {
+	if w.cfg.ProotStatus {
 		w.watchTracee()
 	}
 }
@@ -194,7 +194,7 @@ func (w *watchdog) terminate(grace time.Duration) {
 			continue
 		}
 		w.seen[pid] = st.start
-		if pid != w.target || !w.cfg.exitSignals {
+		if pid != w.target || !w.cfg.ExitSignals {
 			signalIfSame(pid, st.start, syscall.SIGTERM)
 		}
 	}
@@ -232,7 +232,7 @@ func (w *watchdog) sample(slow bool) {
 	if slow {
 		w.forgetGone()
 	}
-	if slow && w.cfg.workspace > 0 && overWorkspace(w.cfg.watch, w.cfg.workspace) {
+	if slow && w.cfg.Workspace > 0 && overWorkspace(w.cfg.Watch, w.cfg.Workspace) {
 		w.setLimit(LimitWorkspace)
 		w.killing = true
 	}
@@ -299,10 +299,10 @@ func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
 	switch {
 	case ws.Signaled():
 		w.rep.Signal = signalName(int(ws.Signal()))
-	case w.cfg.exitSignals && ws.ExitStatus() > 128 && ws.ExitStatus() < 128+65:
+	case w.cfg.ExitSignals && ws.ExitStatus() > 128 && ws.ExitStatus() < 128+65:
 		w.rep.Signal = signalName(ws.ExitStatus() - 128)
-	case w.cfg.prootStatus && ws.ExitStatus() == 255 && prootSignal(w.cfg.stderr) > 0:
-		w.rep.Signal = signalName(prootSignal(w.cfg.stderr))
+	case w.cfg.ProotStatus && ws.ExitStatus() == 255 && prootSignal(w.cfg.Stderr) > 0:
+		w.rep.Signal = signalName(prootSignal(w.cfg.Stderr))
 	default:
 		code := ws.ExitStatus()
 		w.rep.ExitCode = &code
@@ -348,7 +348,7 @@ func (w *watchdog) classify() {
 	case "SIGXFSZ":
 		w.setLimit(LimitFileSize)
 	case "SIGKILL":
-		near := w.cfg.cpuLimit > 0 && w.rep.MaxCPUSeconds >= float64(w.cfg.cpuLimit)-1.5
+		near := w.cfg.CPULimit > 0 && w.rep.MaxCPUSeconds >= float64(w.cfg.CPULimit)-1.5
 		if !w.rep.KilledByUs && near {
 			w.setLimit(LimitCPUTime)
 		}

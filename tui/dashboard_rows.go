@@ -182,13 +182,8 @@ func (m dashModel) experimentRows(narrow bool) []string {
 }
 
 func shortBackend(b string) string {
-	switch b {
-	case "bubblewrap":
-		return "bwrap"
-	case "proot-cooperative":
-		return "proot-coop"
-	case "process-cooperative":
-		return "native-coop"
+	if d, ok := engine.DescribeBackend(b); ok {
+		return d.Column
 	}
 	return b
 }

@@ -177,13 +177,8 @@ func emptyText(p pane) string {
 
 // warningLines is the isolation warning sidebar.
 func (m dashModel) warningLines(w int) []string {
-	b := string(m.state.Snapshot.ExecutionBackend)
-	what := "PRoot · cooperative"
-	body := "Experiments run under PRoot as this account. PRoot only translates paths: it gives no filesystem or network isolation."
-	if b == "process-cooperative" {
-		what = "Native process · trusted host"
-		body = "Experiments run as plain processes of this account, with no filesystem or network isolation."
-	}
+	d, _ := engine.DescribeBackend(string(m.state.Snapshot.ExecutionBackend))
+	what, body := d.Title, d.Explains
 	text := []string{m.c.Styles.Warn.Render("⚠ Cooperative execution"), ""}
 	for _, para := range []string{what, "is not a security sandbox.", "", body, "",
 		"An experiment can read and change every file this account can, and reach the network.",

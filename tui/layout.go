@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/simjecture/simjecture/engine"
 )
 
 // fit truncates or pads s (which may hold styles) to exactly w cells.
@@ -149,13 +151,10 @@ func sparkline(values []int64, w int) string {
 
 // backendLabel is the mode indicator of an execution backend.
 func backendLabel(b string) string {
+	if d, ok := engine.DescribeBackend(b); ok {
+		return d.Short
+	}
 	switch b {
-	case "bubblewrap":
-		return "Bubblewrap · isolated"
-	case "proot-cooperative":
-		return "PRoot · cooperative ⚠"
-	case "process-cooperative":
-		return "Native process · trusted host ⚠"
 	case "auto":
 		return "Auto"
 	case "":

@@ -36,13 +36,21 @@ const (
 var fieldLabels = [fieldCount]string{"Hypothesis", "  or file", "Instructions", "  or file", "Agent backend", "Model",
 	"Executable", "Completion", "Wall seconds", "Turn seconds", "Execution", "Campaign folder"}
 
-// backendChoices are the execution backend selector's four choices.
-var backendChoices = []struct{ name, label string }{
-	{"auto", "Auto"},
-	{"bubblewrap", "Bubblewrap · isolated"},
-	{"proot-cooperative", "PRoot · cooperative — not a security sandbox"},
-	{"process-cooperative", "Native process · trusted host — not a security sandbox"},
+// backendChoice is one choice of the execution backend selector.
+type backendChoice struct {
+	name, label string
+	preselect   bool // may be the form's initial choice
 }
+
+// backendChoices are the execution backend selector's choices: auto, then
+// every backend of the engine's table.
+var backendChoices = func() []backendChoice {
+	out := []backendChoice{{"auto", "Auto", true}}
+	for _, b := range engine.ExecutionBackends() {
+		out = append(out, backendChoice{b.Name, b.Label, b.Preselect})
+	}
+	return out
+}()
 
 // Form messages.
 type (
@@ -81,7 +89,7 @@ func newForm(c *Common, ctx context.Context, now time.Time) formModel {
 	m.inputs[fModel].Placeholder = "the backend's default"
 	m.inputs[fExecutable].Placeholder = "the backend's usual binary (command: the agent program)"
 	for i, b := range backendChoices {
-		if b.name == c.DefaultBackend && b.name != "process-cooperative" {
+		if b.name == c.DefaultBackend && b.preselect {
 			m.backend = i
 		}
 	}

@@ -134,7 +134,7 @@ func (m reviewModel) View() string {
 	kv("Wall time", fmt.Sprintf("%d s (absolute deadline: creation + %d s)", r.WallSeconds, r.WallSeconds))
 	kv("Turn time", fmt.Sprintf("%d s", r.TurnSeconds))
 	if p, ok := m.probe(); ok && p.Cooperative {
-		lines = append(lines, "", m.c.Styles.Warn.Render(fit("  ⚠ Cooperative execution is not a security sandbox: no filesystem or network isolation.", w)))
+		lines = append(lines, "", m.c.Styles.Warn.Render(fit("  ⚠ "+engine.CooperativeNotice, w)))
 	}
 	lines = append(lines, "", "  None of this can change once the study starts; resuming keeps the deadline.")
 	if m.busy {

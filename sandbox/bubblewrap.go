@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"context"
+	"strings"
+)
+
+// The bubblewrap backend: kernel namespaces through bwrap.
+
+// bwrapPath finds bwrap: $SIMJECTURE_BWRAP, else "bwrap" on PATH.
+func bwrapPath() (string, error) { return launcherPath(EnvBwrap, "bwrap") }
+
+func probeBubblewrap(ctx context.Context) Report {
+	r := Report{Backend: Bubblewrap, KernelIsolation: true, NetworkIsolation: true}
+	bwrap, err := bwrapPath()
+	if err != nil {
+		r.Reason, r.Remedy = "Missing bubblewrap executable", "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+		return r
+	}
+	r.Available, r.Reason = runProbe(ctx, bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "/usr/bin/true")
+	if !r.Available {
+		r.Remedy = RemedyBubblewrap
+	}
+	return r
+}
+
+// launchBubblewrap runs bwrap with the full command line; bwrap holds its
+// child until the limits are set (bwrapgate.go).
+func launchBubblewrap(s Spec, lay layout, cfg *helperConfig) error {
+	bwrap, err := bwrapPath()
+	if err != nil {
+		return err
+	}
+	cfg.ASLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
+	cfg.BwrapGate = true
+	cfg.Argv, cfg.Env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
+	return nil
+}
+
+// bwrapArgv is the full Bubblewrap command line for s.
+func bwrapArgv(bwrap string, s Spec, lay layout) []string {
+	a := []string{bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+		"--clearenv", "--cap-drop", "ALL", "--dir", "/etc"}
+	for _, e := range systemView() {
+		if e.symlink != "" {
+			a = append(a, "--symlink", e.symlink, e.dst)
+		} else {
+			a = append(a, "--ro-bind", e.src, e.dst)
+		}
+	}
+	a = append(a, "--dev", "/dev", "--proc", "/proc",
+		"--bind", lay.tmp, VirtualTmp, "--bind", lay.work, VirtualWork)
+	for _, m := range s.ReadOnly {
+		a = append(a, "--ro-bind", m.Host, m.Virtual)
+	}
+	a = append(a, "--chdir", VirtualWork)
+	for _, kv := range envList(sandboxEnv(s)) {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
+	return append(append(a, "--"), s.Command...)
+}
