@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/simjecture/simjecture/store"
 )
@@ -16,7 +15,8 @@ type harness struct {
 	mu      sync.Mutex
 	n       int   // consecutive harness errors; reset when a worker turn is recorded
 	tripped bool  // n reached the maximum during this run
-	last    error // the latest harness error
+	at      int   // n when it did
+	last    error // the latest harness error, until then
 }
 
 // count adds one harness error and reports the new count and whether the
@@ -25,9 +25,11 @@ func (h *harness) count(err error, limit int) (int, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.n++
-	h.last = err
-	if h.n >= limit {
-		h.tripped = true
+	if !h.tripped { // the message names the error that reached the limit
+		h.last = err
+	}
+	if h.n >= limit && !h.tripped {
+		h.tripped, h.at = true, h.n
 	}
 	return h.n, h.tripped
 }
@@ -39,10 +41,14 @@ func (h *harness) start(n int) {
 	h.n = n
 }
 
+// reset starts a new streak after a recorded worker turn; once the maximum
+// is reached the study pauses all the same.
 func (h *harness) reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.n, h.last = 0, nil
+	if !h.tripped {
+		h.n, h.last = 0, nil
+	}
 }
 
 // attention is the operator's message once the maximum is reached, else "".
@@ -53,7 +59,7 @@ func (h *harness) attention(log string) string {
 		return ""
 	}
 	return fmt.Sprintf("%v; the study paused after %d consecutive harness errors. See %s, then resume this study.",
-		h.last, h.n, log)
+		h.last, h.at, log)
 }
 
 func (h *harness) isTripped() bool {
@@ -97,7 +103,7 @@ func (sv *Supervisor) harnessError(ctx context.Context, err error) string {
 	if tripped {
 		return StatusPausedExternalError
 	}
-	return sv.sleep(ctx, min(3*time.Second, sv.remaining()))
+	return sv.sleep(ctx, min(sv.opt.HarnessGap, sv.remaining()))
 }
 
 // harnessAttention sets the operator's message in st when the study

@@ -264,7 +264,7 @@ func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 		return err
 	})
 	if !ok {
-		return sv.sleep(ctx, min(3*time.Second, sv.remaining()))
+		return sv.sleep(ctx, min(sv.opt.HarnessGap, sv.remaining()))
 	}
 	sv.hz.reset()
 	if idle == 0 {

@@ -21,6 +21,7 @@ type Options struct {
 	Cores      int                       // CPU slots for admission (the machine's cores)
 	MemMB      int64                     // memory for admission (the machine's memory)
 	HarnessMax int                       // consecutive harness errors before pausing (3)
+	HarnessGap time.Duration             // wait after a harness error before the loop goes on (3 s)
 	Backoff    func(n int) time.Duration // wait after n consecutive provider failures (Backoff)
 	IdlePause  func(n int) time.Duration // pause after the n-th idle turn in a row (IdlePause)
 }
@@ -86,6 +87,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.HarnessMax == 0 {
 		o.HarnessMax = 3
+	}
+	if o.HarnessGap == 0 {
+		o.HarnessGap = 3 * time.Second
 	}
 	if o.Backoff == nil {
 		o.Backoff = Backoff
