@@ -51,15 +51,22 @@ func (h *harness) reset() {
 	}
 }
 
-// attention is the operator's message once the maximum is reached, else "".
-func (h *harness) attention(log string) string {
+// cause is the error that reached the maximum and the count then; ok is
+// false while the maximum is not reached.
+func (h *harness) cause() (last error, at int, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.tripped {
+	return h.last, h.at, h.tripped
+}
+
+// attention is the operator's message once the maximum is reached, else "".
+func (h *harness) attention(log string) string {
+	last, at, ok := h.cause()
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf("%v; the study paused after %d consecutive harness errors. See %s, then resume this study.",
-		h.last, h.at, log)
+		last, at, log)
 }
 
 func (h *harness) isTripped() bool {
@@ -133,8 +140,9 @@ func (sv *Supervisor) record(ctx context.Context, op string, fn func(*store.Tx, 
 // process then exits 1 with this one line.
 func (sv *Supervisor) unrecorded(final string, err error) error {
 	sv.log.Error("record the final status", "status", final, "err", err)
-	if msg := sv.hz.attention(sv.c.SupervisorLog()); msg != "" && final == StatusPausedExternalError {
-		return fmt.Errorf("%s The pause could not be recorded either: %w", msg, err)
+	if last, at, ok := sv.hz.cause(); ok && final == StatusPausedExternalError {
+		return fmt.Errorf("%v; the study stopped after %d consecutive harness errors and could not record its pause "+
+			"either (%w). See %s", last, at, err, sv.c.SupervisorLog())
 	}
 	return fmt.Errorf("the study stopped as %s, but %w (see %s)", final, storeError("record it", err), sv.c.SupervisorLog())
 }

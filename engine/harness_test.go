@@ -61,9 +61,9 @@ func TestSupervisorStopsOnFailingStore(t *testing.T) {
 		wantErr string                                         // in Run's error; "" when the pause is recorded
 		wantLog string
 	}{
-		{name: "store closed", wantErr: "the pause could not be recorded either", wantLog: "database is closed",
+		{name: "store closed", wantErr: "could not record its pause", wantLog: "database is closed",
 			inTurn: func(t *testing.T, _ Campaign, sv *Supervisor) { _ = sv.s.Close() }},
-		{name: "database garbled", wantErr: "the pause could not be recorded either", wantLog: "file is not a database",
+		{name: "database garbled", wantErr: "could not record its pause", wantLog: "file is not a database",
 			inTurn: func(t *testing.T, c Campaign, _ *Supervisor) {
 				for _, suffix := range []string{"", "-wal", "-shm"} {
 					garble(t, c.DB()+suffix)
