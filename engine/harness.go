@@ -51,17 +51,17 @@ func (h *harness) reset() {
 	}
 }
 
-// cause is the error that reached the maximum and the count then; ok is
-// false while the maximum is not reached.
-func (h *harness) cause() (last error, at int, ok bool) {
+// cause is the count at which the maximum was reached and the error that
+// reached it; ok is false while the maximum is not reached.
+func (h *harness) cause() (at int, ok bool, last error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.last, h.at, h.tripped
+	return h.at, h.tripped, h.last
 }
 
 // attention is the operator's message once the maximum is reached, else "".
 func (h *harness) attention(log string) string {
-	last, at, ok := h.cause()
+	at, ok, last := h.cause()
 	if !ok {
 		return ""
 	}
@@ -140,7 +140,7 @@ func (sv *Supervisor) record(ctx context.Context, op string, fn func(*store.Tx, 
 // process then exits 1 with this one line.
 func (sv *Supervisor) unrecorded(final string, err error) error {
 	sv.log.Error("record the final status", "status", final, "err", err)
-	if last, at, ok := sv.hz.cause(); ok && final == StatusPausedExternalError {
+	if at, ok, last := sv.hz.cause(); ok && final == StatusPausedExternalError {
 		return fmt.Errorf("%v; the study stopped after %d consecutive harness errors and could not record its pause "+
 			"either (%w). See %s", last, at, err, sv.c.SupervisorLog())
 	}
