@@ -58,6 +58,10 @@ func (c Campaign) SealedBlob(sha string) string { return filepath.Join(c.Sealed(
 // Supervisor holds the per-turn prompts and agent logs.
 func (c Campaign) Supervisor() string { return filepath.Join(c.Dir, "supervisor") }
 
+// SupervisorLog is the supervisor's own bounded log: harness errors and
+// failed store calls.
+func (c Campaign) SupervisorLog() string { return filepath.Join(c.Supervisor(), "supervisor.log") }
+
 // Scratch is where running experiments keep their private work folders.
 func (c Campaign) Scratch() string { return filepath.Join(c.Dir, "supervisor", "run") }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,8 @@ type executor struct {
 	memMB   int64
 	run     RunFunc
 	notify  func()
+	log     *slog.Logger
+	failed  func(op string, err error) // counts a failed store call (Supervisor.storeFailed)
 
 	mu         sync.Mutex
 	running    map[string]*runningExp
@@ -50,7 +53,7 @@ func (e *executor) loop(ctx context.Context, poll time.Duration, wake <-chan str
 	defer t.Stop()
 	for {
 		if err := e.tick(runCtx); err != nil && ctx.Err() == nil {
-			e.report(err)
+			e.report(runCtx, "admit the queued experiments", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -61,11 +64,17 @@ func (e *executor) loop(ctx context.Context, poll time.Duration, wake <-chan str
 	}
 }
 
-func (e *executor) report(err error) {
-	_ = e.s.Tx(context.Background(), func(tx *store.Tx) error {
-		_, aerr := tx.Append("harness_error", map[string]string{"where": "executor", "error": err.Error()})
+// report counts a failed store call of the executor and records it as a
+// harness_error event where the store still takes it.
+func (e *executor) report(ctx context.Context, op string, err error) {
+	e.failed(op, err)
+	werr := e.s.Tx(ctx, func(tx *store.Tx) error {
+		_, aerr := tx.Append("harness_error", map[string]string{"where": "executor", "error": storeError(op, err).Error()})
 		return aerr
 	})
+	if werr != nil {
+		e.log.Error("record executor error", "err", werr)
+	}
 }
 
 func (e *executor) tick(ctx context.Context) error {
@@ -192,7 +201,7 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 		return err
 	})
 	if werr != nil {
-		e.report(fmt.Errorf("record receipt %s: %w", r.ID, werr))
+		e.report(context.WithoutCancel(ctx), "record the receipt of "+r.ID, werr)
 	}
 	e.notify()
 }

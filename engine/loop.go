@@ -16,13 +16,13 @@ func (sv *Supervisor) loop(ctx context.Context) string {
 		if b := sv.boundary(ctx); b != "" {
 			return b
 		}
-		if done, err := sv.completed(ctx); err == nil && done {
+		if sv.completed(ctx) {
 			return StatusCompleted
 		}
 		if stop := sv.processReviews(ctx); stop != "" {
 			return stop
 		}
-		if done, err := sv.completed(ctx); err == nil && done {
+		if sv.completed(ctx) {
 			return StatusCompleted
 		}
 		if stop := sv.waitForExperiments(ctx); stop != "" {
@@ -34,13 +34,18 @@ func (sv *Supervisor) loop(ctx context.Context) string {
 	}
 }
 
-func (sv *Supervisor) completed(ctx context.Context) (bool, error) {
+// completed reports whether the study is complete; a store that cannot be
+// read counts as a harness error and as not complete.
+func (sv *Supervisor) completed(ctx context.Context) bool {
 	var claims []Claim
 	err := sv.s.Read(ctx, func(tx *store.Tx) (err error) { claims, err = listDocs[Claim](tx, store.Claims); return err })
 	if err != nil {
-		return false, err
+		if ctx.Err() == nil {
+			sv.storeFailed("read the claims", err)
+		}
+		return false
 	}
-	return Completed(claims, sv.k.CompletionPolicy), nil
+	return Completed(claims, sv.k.CompletionPolicy)
 }
 
 // Completed is the completion predicate: the root is supported, or it is
@@ -89,7 +94,10 @@ func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
 	end := time.Now().Add(sv.turnAllowance())
 	for time.Now().Before(end) {
 		active, err := sv.activeExperiments(ctx)
-		if err != nil || active == 0 {
+		if err != nil {
+			return sv.boundary(ctx) // counted; the boundary pauses once there are too many
+		}
+		if active == 0 {
 			return ""
 		}
 		sv.setActivity(ctx, fmt.Sprintf("waiting for %d experiment(s)", active))
@@ -109,6 +117,8 @@ func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
 	return ""
 }
 
+// activeExperiments counts the queued and running experiments; a failed
+// read goes to storeFailed.
 func (sv *Supervisor) activeExperiments(ctx context.Context) (int, error) {
 	var n int
 	err := sv.s.Read(ctx, func(tx *store.Tx) error {
@@ -116,6 +126,9 @@ func (sv *Supervisor) activeExperiments(ctx context.Context) (int, error) {
 		n = counts[ExpQueued] + counts[ExpRunning]
 		return err
 	})
+	if err != nil && ctx.Err() == nil {
+		sv.storeFailed("count the active experiments", err)
+	}
 	return n, err
 }
 
@@ -127,11 +140,11 @@ func (sv *Supervisor) turnAllowance() time.Duration {
 func (sv *Supervisor) workerTurn(ctx context.Context) string {
 	st, before, err := sv.turnStart(ctx)
 	if err != nil {
-		return sv.harnessError(ctx, err)
+		return sv.harnessError(ctx, storeError("start a turn", err))
 	}
 	prompt, lastSeq, err := sv.workerPrompt(ctx, st)
 	if err != nil {
-		return sv.harnessError(ctx, err)
+		return sv.harnessError(ctx, storeError("read the news for the turn's prompt", err))
 	}
 	turn := provider.Turn{
 		Role: provider.RoleWorker, Number: st.Turn, Prompt: prompt, Dir: sv.c.Research(),
@@ -149,7 +162,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) string {
 		return sv.harnessError(ctx, err)
 	}
 	sv.recordUsage(ctx, out, fmt.Sprintf("worker-turn-%d", st.Turn))
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	sv.record(ctx, "record the turn's cursor", func(tx *store.Tx, st *SupervisorState) error {
 		if out.Failure == nil {
 			st.LastPromptSeq = lastSeq // a failed turn's retry is told the same news again
 		}
@@ -230,7 +243,7 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Ou
 // afterTurn counts idle turns and pauses between them, growing, never busy.
 func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 	var idle int
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	ok := sv.record(ctx, "record the outcome of the turn", func(tx *store.Tx, st *SupervisorState) error {
 		after, err := countRecords(tx)
 		if err != nil {
 			return err
@@ -250,12 +263,15 @@ func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 		idle = st.IdleStreak
 		return err
 	})
+	if !ok {
+		return sv.sleep(ctx, min(sv.opt.HarnessGap, sv.remaining()))
+	}
+	sv.hz.reset()
 	if idle == 0 {
 		return ""
 	}
-	active, _ := sv.activeExperiments(ctx)
-	if active > 0 {
-		return ""
+	if active, err := sv.activeExperiments(ctx); err != nil || active > 0 {
+		return sv.boundary(ctx)
 	}
 	return sv.sleep(ctx, sv.opt.IdlePause(idle))
 }
@@ -271,20 +287,4 @@ func (sv *Supervisor) agentEnv(worker bool) map[string]string {
 		env["SIMJECTURE_STUDY"] = sv.c.Dir
 	}
 	return env
-}
-
-// harnessError counts a failure of our own; too many in a row pause the study.
-func (sv *Supervisor) harnessError(ctx context.Context, err error) string {
-	var n int
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
-		st.HarnessErrors++
-		st.LastError = err.Error()
-		n = st.HarnessErrors
-		_, aerr := tx.Append("harness_error", map[string]any{"error": err.Error(), "consecutive": n})
-		return aerr
-	})
-	if n >= sv.opt.HarnessMax {
-		return sv.needsAttention(ctx, "harness", fmt.Sprintf("%d consecutive harness errors; last: %v. Check the logs, then resume this study.", n, err))
-	}
-	return sv.sleep(ctx, min(3*time.Second, sv.remaining()))
 }

@@ -21,8 +21,9 @@ func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome)
 	if f.NeedsOperator() {
 		return sv.needsAttention(ctx, f.Category, provider.Attention[f.Category]+" ("+f.Message+")")
 	}
-	var delay time.Duration
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	// A retry that cannot be scheduled still waits, though not as long.
+	delay := max(0, min(2*time.Second, sv.remaining()))
+	sv.record(ctx, "schedule the provider retry", func(tx *store.Tx, st *SupervisorState) error {
 		p := &st.Provider
 		p.RetryCount++
 		p.ConsecutiveFailures++
@@ -41,7 +42,7 @@ func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome)
 	start := time.Now()
 	stop := sv.sleep(ctx, delay)
 	waited := time.Since(start).Seconds()
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	sv.record(ctx, "record the provider wait", func(tx *store.Tx, st *SupervisorState) error {
 		st.Provider.WaitSeconds += waited
 		st.Provider.NextRetryAt = nil
 		return nil
@@ -51,7 +52,7 @@ func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome)
 
 // providerRecovered resets the failure streak after a good turn.
 func (sv *Supervisor) providerRecovered(ctx context.Context) {
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	sv.record(ctx, "record the provider's recovery", func(tx *store.Tx, st *SupervisorState) error {
 		p := &st.Provider
 		if p.ConsecutiveFailures == 0 {
 			return nil
@@ -66,7 +67,7 @@ func (sv *Supervisor) providerRecovered(ctx context.Context) {
 
 // needsAttention stops the study for the operator.
 func (sv *Supervisor) needsAttention(ctx context.Context, category, message string) string {
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	sv.record(ctx, "record that the provider needs attention", func(tx *store.Tx, st *SupervisorState) error {
 		cat, msg := category, message
 		st.Provider.ErrorCategory, st.Provider.Attention = &cat, &msg
 		st.LastError = message

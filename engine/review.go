@@ -52,7 +52,7 @@ type ExcludedExp struct {
 func (sv *Supervisor) processReviews(ctx context.Context) string {
 	queue, claims, err := sv.reviewQueue(ctx)
 	if err != nil {
-		return sv.harnessError(ctx, err)
+		return sv.harnessError(ctx, storeError("read the review queue", err))
 	}
 	for _, r := range queue {
 		if blocked(claims[r.Claim], claims) || r.Attempts >= MaxReviewAttempts {
@@ -138,13 +138,13 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 // reviewFailed counts a malformed attempt; after the last one the request
 // stays queued and counts as a harness error.
 func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) string {
-	var attempts int
-	_ = sv.s.Tx(ctx, func(tx *store.Tx) error {
+	attempts := r.Attempts + 1 // counted in memory first, so a failed write cannot hide it
+	err := sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := getReview(tx, r.ID)
 		if err != nil {
 			return err
 		}
-		cur.Attempts++
+		cur.Attempts = max(cur.Attempts+1, attempts)
 		cur.LastError = cause.Error()
 		attempts = cur.Attempts
 		if err := putReview(tx, cur); err != nil {
@@ -154,6 +154,9 @@ func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) s
 		return err
 	})
 	sv.Bus.Notify()
+	if err != nil {
+		return sv.harnessError(ctx, storeError("record a failed review attempt", fmt.Errorf("review %s: %w", r.ID, err)))
+	}
 	if attempts >= MaxReviewAttempts {
 		return sv.harnessError(ctx, fmt.Errorf("review %s failed twice; request remains queued: %w", r.ID, cause))
 	}
@@ -187,7 +190,7 @@ func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSH
 	})
 	sv.Bus.Notify()
 	if err != nil {
-		return sv.harnessError(ctx, err)
+		return sv.harnessError(ctx, storeError("record a review's verdict", err))
 	}
 	return ""
 }

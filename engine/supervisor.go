@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ type Options struct {
 	Cores      int                       // CPU slots for admission (the machine's cores)
 	MemMB      int64                     // memory for admission (the machine's memory)
 	HarnessMax int                       // consecutive harness errors before pausing (3)
+	HarnessGap time.Duration             // wait after a harness error before the loop goes on (3 s)
 	Backoff    func(n int) time.Duration // wait after n consecutive provider failures (Backoff)
 	IdlePause  func(n int) time.Duration // pause after the n-th idle turn in a row (IdlePause)
 }
@@ -34,6 +36,8 @@ type Supervisor struct {
 	opt   Options
 	exec  *executor
 	Bus   *Bus
+	log   *slog.Logger // DIR/supervisor/supervisor.log
+	hz    harness      // consecutive harness errors, in memory
 
 	hypothesis, instructions string
 
@@ -59,11 +63,12 @@ func Open(ctx context.Context, c Campaign, agent provider.Agent, opt Options) (*
 		_ = lock.Release()
 		return nil, err
 	}
-	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus()}
+	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c)}
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
 	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
-		memMB: opt.MemMB, run: opt.Run, notify: sup.Bus.Notify, running: map[string]*runningExp{}}
+		memMB: opt.MemMB, run: opt.Run, notify: sup.Bus.Notify, running: map[string]*runningExp{},
+		log: sup.log, failed: sup.storeFailed}
 	return sup, nil
 }
 
@@ -82,6 +87,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.HarnessMax == 0 {
 		o.HarnessMax = 3
+	}
+	if o.HarnessGap == 0 {
+		o.HarnessGap = 3 * time.Second
 	}
 	if o.Backoff == nil {
 		o.Backoff = Backoff
@@ -132,8 +140,10 @@ func (sv *Supervisor) Run(ctx context.Context) (string, error) {
 	// elsewhere the watchdog alone contains a fork bomb.
 	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)
 	if err := sv.begin(ctx); err != nil {
-		return "", err
+		sv.log.Error("supervisor could not start", "err", err)
+		return "", storeError("record that the study runs", err)
 	}
+	sv.log.Info("supervisor started", "pid", os.Getpid())
 	// The lock is ours: no run of this study is in flight. Remove the run
 	// folders a killed supervisor left; on the way out, wait for the
 	// removal of those of the runs that finished.
@@ -156,7 +166,9 @@ func (sv *Supervisor) Run(ctx context.Context) (string, error) {
 	sv.exec.stopWith(experimentStopStatus(final))
 	stopExec()
 	wg.Wait()
-	return final, sv.finish(context.WithoutCancel(ctx), final)
+	err := sv.finish(context.WithoutCancel(ctx), final)
+	sv.log.Info("supervisor stopped", "status", final, "err", err)
+	return final, err
 }
 
 func experimentStopStatus(final string) string {
@@ -187,6 +199,7 @@ func (sv *Supervisor) begin(ctx context.Context) error {
 		if err := tx.ClearControl(); err != nil {
 			return err
 		}
+		sv.hz.start(st.HarnessErrors)
 		st.Status, st.Activity, st.PID = StatusRunning, "starting", os.Getpid()
 		st.Provider.NextRetryAt, st.Provider.ErrorCategory, st.Provider.Attention = nil, nil, nil
 		_, err = tx.Append("study_state", map[string]string{"status": StatusRunning, "activity": "supervisor started"})
@@ -212,7 +225,7 @@ func (sv *Supervisor) update(ctx context.Context, fn func(*store.Tx, *Supervisor
 
 // setActivity records what the supervisor is doing now.
 func (sv *Supervisor) setActivity(ctx context.Context, activity string) {
-	_ = sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
+	sv.record(ctx, "record the activity", func(tx *store.Tx, st *SupervisorState) error {
 		if st.Activity == activity {
 			return nil
 		}
@@ -235,9 +248,15 @@ func (sv *Supervisor) finish(ctx context.Context, final string) error {
 		}
 		st.Status, st.PID, st.Provider.NextRetryAt = final, 0, nil
 		st.Activity = "stopped: " + final
+		if err := sv.harnessAttention(tx, st, final); err != nil {
+			return err
+		}
 		_, err := tx.Append("study_state", map[string]string{"status": final, "activity": st.Activity})
 		return err
 	})
+	if err != nil {
+		return sv.unrecorded(final, err)
+	}
 	if rerr := WriteReports(ctx, sv.c, sv.s); err == nil {
 		err = rerr
 	}
@@ -273,8 +292,19 @@ func (sv *Supervisor) boundary(ctx context.Context) string {
 	if stop != "" {
 		return stop
 	}
+	if sv.hz.isTripped() {
+		return StatusPausedExternalError
+	}
 	var cmd string
-	_ = sv.s.Read(ctx, func(tx *store.Tx) (err error) { cmd, err = tx.GetControl(); return err })
+	if err := sv.s.Read(ctx, func(tx *store.Tx) (err error) { cmd, err = tx.GetControl(); return err }); err != nil {
+		if ctx.Err() != nil {
+			return StatusCancelled
+		}
+		sv.storeFailed("read the control request", err)
+		if sv.hz.isTripped() {
+			return StatusPausedExternalError
+		}
+	}
 	switch cmd {
 	case "pause":
 		return StatusPaused

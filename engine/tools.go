@@ -45,11 +45,14 @@ func (sv *Supervisor) recordUsage(ctx context.Context, out provider.Outcome, fal
 	if thread == "" {
 		thread = fallback
 	}
-	_ = sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	err := sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		if err := tx.PutUsage(thread, out.InputTokens, out.OutputTokens); err != nil {
 			return err
 		}
 		_, err := tx.Append("usage", map[string]any{"thread": thread, "input_tokens": out.InputTokens, "output_tokens": out.OutputTokens})
 		return err
 	})
+	if err != nil {
+		sv.storeFailed("record the token usage", err)
+	}
 }

@@ -9,6 +9,9 @@ is one of
   say TEXT    print TEXT on stdout and stderr and exit 0 (the agent's own
               words: never classified)
   pause       ask the supervisor to pause the study and exit 0
+  garble      overwrite the study's store (simjecture.db, -wal, -shm) in
+              place with bytes that are no database, note the time in
+              garbled_at beside itself and exit 0
 
 A turn the plan does not name pauses the study, so a test never waits for
 its deadline by accident.
@@ -16,6 +19,7 @@ its deadline by accident.
 import os
 import subprocess
 import sys
+import time
 
 
 def plan():
@@ -29,6 +33,17 @@ def plan():
     return steps
 
 
+def garble():
+    db = os.path.join(os.environ["SIMJECTURE_STUDY"], "simjecture.db")
+    for path in (db, db + "-wal", db + "-shm"):
+        size = os.path.getsize(path)
+        with open(path, "r+b") as f:  # same file, same size: open handles see it too
+            f.write((b"not a database " * (size // 15 + 1))[:size])
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "garbled_at"), "w") as f:
+        f.write("%.6f\n" % time.time())
+
+
 def main():
     sys.stdin.read()
     steps = plan()
@@ -36,6 +51,9 @@ def main():
     if action == "fail":
         print(text, file=sys.stderr, flush=True)
         return 1
+    if action == "garble":
+        garble()
+        return 0
     if action == "say":
         print(text, flush=True)
         print(text, file=sys.stderr, flush=True)
