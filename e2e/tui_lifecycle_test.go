@@ -107,4 +107,3 @@ func TestTUICreatesAnAPIStudy(t *testing.T) {
 	s.keys("q")
 	s.waitExit(5 * time.Second)
 }
-
