@@ -115,7 +115,7 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	}
 	dir := fs.Arg(0)
 	if dir == "" {
-		dir = filepath.Join(workspaceRoot(), "demo-"+time.Now().UTC().Format("20060102-150405"))
+		dir = newDemoDir()
 	}
 	c, err := engine.NewCampaign(dir)
 	if err != nil {
@@ -151,6 +151,11 @@ func createDemo(ctx context.Context, c engine.Campaign) error {
 		WallSeconds: 900, TurnSeconds: 120}
 	_, err = engine.CreateStudy(ctx, c, req, sandbox.Select)
 	return err
+}
+
+// newDemoDir is a new demo folder under the workspace root, named by the time.
+func newDemoDir() string {
+	return filepath.Join(workspaceRoot(), "demo-"+time.Now().UTC().Format("20060102-150405"))
 }
 
 func workspaceRoot() string {

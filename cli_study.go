@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/simjecture/simjecture/engine"
-	"github.com/simjecture/simjecture/provider"
-	"github.com/simjecture/simjecture/provider/scripted"
 	"github.com/simjecture/simjecture/sandbox"
 	"github.com/simjecture/simjecture/tui"
 )
@@ -45,7 +43,7 @@ func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
 	fs.StringVar(&r.HypothesisFile, "hypothesis-file", "", "the hypothesis (new study)")
 	fs.StringVar(&r.InstructionsFile, "instructions-file", "", "the operator's instructions (new study)")
 	fs.StringVar(&r.Mode, "mode", "minimal", "minimal, structured or frontier")
-	fs.StringVar(&r.AgentBackend, "backend", envOr("SIMJECTURE_DEFAULT_BACKEND", "codex"), "agent backend: codex, api, command, scripted")
+	fs.StringVar(&r.AgentBackend, "backend", envOr("SIMJECTURE_DEFAULT_BACKEND", "codex"), backendHelp())
 	fs.StringVar(&r.Model, "model", os.Getenv("SIMJECTURE_DEFAULT_MODEL"), "model (backend default)")
 	fs.StringVar(&r.JudgeModel, "judge-model", "", "reviewer model (default: --model)")
 	fs.StringVar(&r.Executable, "executable", "", "agent program (command backend)")
@@ -93,7 +91,7 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 		if err := checkResumeFlags(ctx, c, f); err != nil {
 			return fail(io, err)
 		}
-	} else if err := createStudy(ctx, c, f.req); err != nil {
+	} else if _, err := engine.CreateStudy(ctx, c, f.req, sandbox.Select); err != nil {
 		return fail(io, err)
 	}
 	return supervise(ctx, c, f.batch, f.jsonl, io)
@@ -107,7 +105,7 @@ func checkEnvDefaults(fs *pflag.FlagSet) error {
 		allowed   []string
 	}{
 		{"execution-backend", "SIMJECTURE_DEFAULT_EXECUTION_BACKEND", executionBackendNames()},
-		{"backend", "SIMJECTURE_DEFAULT_BACKEND", engine.AgentBackends},
+		{"backend", "SIMJECTURE_DEFAULT_BACKEND", engine.AgentBackendNames()},
 	}
 	for _, c := range checks {
 		v := os.Getenv(c.env)
@@ -128,18 +126,6 @@ func checkEnvDefaults(fs *pflag.FlagSet) error {
 		}
 	}
 	return nil
-}
-
-// createStudy checks what only main can check (the api connection file)
-// before anything is written, then creates the study.
-func createStudy(ctx context.Context, c engine.Campaign, req engine.Request) error {
-	if req.AgentBackend == "api" && req.ProviderConfig != "" {
-		if err := checkAPIConfig(req.ProviderConfig); err != nil {
-			return err
-		}
-	}
-	_, err := engine.CreateStudy(ctx, c, req, sandbox.Select)
-	return err
 }
 
 // checkResumeFlags refuses any explicitly given flag that differs from the
@@ -230,29 +216,14 @@ func cmdResume(ctx context.Context, args []string, io stdio) int {
 // supervise runs the study until it stops — headless with batch (or without
 // a terminal), else in the dashboard — and maps its final status to the exit code.
 func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io stdio) int {
-	self, err := os.Executable()
-	if err != nil {
-		return fail(io, fmt.Errorf("find own binary: %w", err))
-	}
-	if err := checkResumable(ctx, c); err != nil {
-		return fail(io, err)
-	}
-	k, err := contractOf(ctx, c)
-	if err != nil {
-		return fail(io, err)
-	}
-	agent, err := agentFor(k, self)
-	if err != nil {
-		return fail(io, err)
-	}
-	sup, err := engine.Open(ctx, c, agent, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
+	sup, err := openStudy(ctx, c)
 	if err != nil {
 		return fail(io, err)
 	}
 	defer sup.Close()
 	var final string
 	if batch || jsonl || !isTerminal(io.out) || !isTerminalReader(io.in) {
-		announceBackend(io, k)
+		announceBackend(io, sup.Contract())
 		final, err = runHeadless(ctx, sup, jsonl, io)
 	} else {
 		final, err = runDashboard(ctx, sup, io)
@@ -288,41 +259,14 @@ func exitFor(final string) int {
 	return exitOK
 }
 
-func checkResumable(ctx context.Context, c engine.Campaign) error {
-	v, err := engine.OpenView(ctx, c)
+// openStudy opens a supervisor for the study in c (engine.OpenStudy) with
+// this binary and this machine's cores and memory.
+func openStudy(ctx context.Context, c engine.Campaign) (*engine.Supervisor, error) {
+	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("find own binary: %w", err)
 	}
-	defer v.Close()
-	snap, err := v.DisplaySnapshot(ctx)
-	if err != nil {
-		return err
-	}
-	if engine.Terminal(snap.Status) && snap.Status != engine.StatusBudgetExhausted {
-		return fmt.Errorf("study %s is %s; it cannot be resumed: %w", c.Dir, snap.Status, engine.ErrInvalid)
-	}
-	return nil
-}
-
-func contractOf(ctx context.Context, c engine.Campaign) (engine.Contract, error) {
-	s, err := c.Open(ctx)
-	if err != nil {
-		return engine.Contract{}, err
-	}
-	defer s.Close()
-	return engine.LoadContract(ctx, s)
-}
-
-func agentFor(k engine.Contract, self string) (provider.Agent, error) {
-	switch k.AgentBackend {
-	case "scripted":
-		return &provider.Command{Backend: "scripted", Executable: self, Args: []string{scripted.Command}}, nil
-	case "codex":
-		return codexAgent(k)
-	case "api":
-		return apiAgent(k)
-	}
-	return &provider.Command{Backend: k.AgentBackend, Executable: k.Executable}, nil
+	return engine.OpenStudy(ctx, c, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
 }
 
 func announceBackend(io stdio, k engine.Contract) {

@@ -49,7 +49,7 @@ func cmdControl(command string) func(context.Context, []string, stdio) int {
 		if !ok {
 			return code
 		}
-		status, err := engine.RequestControl(ctx, c, command)
+		status, err := engine.Control(ctx, c, nil, engine.Command(command))
 		if err != nil {
 			return fail(io, err)
 		}

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -86,8 +83,7 @@ func tuiOptions(io stdio) tui.Options {
 		Root: workspaceRoot(), DefaultBackend: def, In: io.in, Out: io.out,
 		Launch: launchSupervisor,
 		Demo: func(ctx context.Context) (string, error) {
-			dir := filepath.Join(workspaceRoot(), "demo-"+time.Now().UTC().Format("20060102-150405"))
-			c, err := engine.NewCampaign(dir)
+			c, err := engine.NewCampaign(newDemoDir())
 			if err != nil {
 				return "", err
 			}
@@ -99,26 +95,11 @@ func tuiOptions(io stdio) tui.Options {
 // launchSupervisor opens a supervisor for the study in dir with the agent
 // of its frozen contract.
 func launchSupervisor(ctx context.Context, dir string) (*engine.Supervisor, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own binary: %w", err)
-	}
 	c, err := engine.NewCampaign(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkResumable(ctx, c); err != nil {
-		return nil, err
-	}
-	k, err := contractOf(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	agent, err := agentFor(k, self)
-	if err != nil {
-		return nil, err
-	}
-	return engine.Open(ctx, c, agent, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
+	return openStudy(ctx, c)
 }
 
 func isTerminalReader(r any) bool { return isTerminal(r) }

@@ -100,7 +100,7 @@ func usage(w io.Writer) {
 
 // fail prints a one-line error and returns its exit code.
 func fail(io stdio, err error) int {
-	fmt.Fprintf(io.err, "simjecture: %s\n", oneLine(err))
+	fmt.Fprintf(io.err, "simjecture: %s\n", oneLine(inFlags(err)))
 	switch {
 	case errors.Is(err, engine.ErrInvalid), errors.Is(err, engine.ErrLocked), errors.Is(err, errUsage):
 		return exitInvalid

@@ -15,9 +15,6 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// Agent backends this build knows.
-var AgentBackends = []string{"codex", "api", "command", "scripted"}
-
 // Modes and completion policies.
 var (
 	Modes    = []string{"minimal", "structured", "frontier"}
@@ -84,9 +81,6 @@ func validateRequest(r *Request) error {
 	if err := checkChoice("mode", r.Mode, Modes); err != nil {
 		return err
 	}
-	if err := checkChoice("backend", r.AgentBackend, AgentBackends); err != nil {
-		return err
-	}
 	if err := checkChoice("completion-policy", r.CompletionPolicy, Policies); err != nil {
 		return err
 	}
@@ -96,39 +90,8 @@ func validateRequest(r *Request) error {
 	if r.Mode != "minimal" {
 		return fmt.Errorf("--mode %s is not available in this build yet; use minimal: %w", r.Mode, ErrInvalid)
 	}
-	return resolveExecutable(r)
-}
-
-func resolveExecutable(r *Request) error {
-	switch r.AgentBackend {
-	case "command":
-		if r.Executable == "" {
-			return fmt.Errorf("--backend command needs --executable PATH: %w", ErrInvalid)
-		}
-		abs, err := filepath.Abs(r.Executable)
-		if err != nil {
-			return fmt.Errorf("--executable: %w", err)
-		}
-		st, err := os.Stat(abs)
-		if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
-			return fmt.Errorf("--executable %s is not an executable file: %w", r.Executable, ErrInvalid)
-		}
-		r.Executable = abs
-	case "scripted":
-		if r.Executable != "" {
-			return fmt.Errorf("--backend scripted is built in and takes no --executable: %w", ErrInvalid)
-		}
-		if r.Model == "" {
-			r.Model = "scripted-demo"
-		}
-	case "codex":
-		if err := resolveCodex(r); err != nil {
-			return err
-		}
-	case "api":
-		if err := resolveAPI(r); err != nil {
-			return err
-		}
+	if err := checkAgent(r); err != nil {
+		return err
 	}
 	if r.JudgeModel == "" {
 		r.JudgeModel = r.Model

@@ -41,8 +41,10 @@ type Supervisor struct {
 
 	hypothesis, instructions string
 
-	mu   sync.Mutex
-	stop string // set by Stop: an in-process pause or cancel
+	mu    sync.Mutex
+	stop  string        // set by Stop: an in-process pause or cancel
+	done  chan struct{} // closed when the pending run returns (lifecycle.go)
+	final string        // the status the last run stopped with
 }
 
 // Open takes the campaign lock and loads the study for supervision.
@@ -63,7 +65,8 @@ func Open(ctx context.Context, c Campaign, agent provider.Agent, opt Options) (*
 		_ = lock.Release()
 		return nil, err
 	}
-	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c)}
+	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
+		done: make(chan struct{})}
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
 	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
@@ -111,12 +114,6 @@ func (sv *Supervisor) Store() *store.Store { return sv.s }
 // Contract is the frozen contract.
 func (sv *Supervisor) Contract() Contract { return sv.k }
 
-// Close releases the store and the lock.
-func (sv *Supervisor) Close() error {
-	err := sv.s.Close()
-	return joinErr(err, sv.lock.Release())
-}
-
 func joinErr(a, b error) error {
 	if a != nil {
 		return a
@@ -133,9 +130,8 @@ func (sv *Supervisor) Stop(status string) {
 	}
 }
 
-// Run supervises the study until it stops and returns its final status.
-// ctx ending (SIGINT/SIGTERM) cancels the study.
-func (sv *Supervisor) Run(ctx context.Context) (string, error) {
+// run supervises the study, holding the lock, until it stops (Run).
+func (sv *Supervisor) run(ctx context.Context) (string, error) {
 	// Cap the study's processes where the pids cgroup is writable (root);
 	// elsewhere the watchdog alone contains a fork bomb.
 	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)

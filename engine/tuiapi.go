@@ -202,11 +202,3 @@ func (v *View) SupervisorPID(ctx context.Context) (int, error) {
 	}
 	return st.PID, nil
 }
-
-// Rearm clears a pause or cancel asked for with Stop, so that Run can
-// supervise the study again after it returned (resume in the same process).
-func (sv *Supervisor) Rearm() {
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	sv.stop = ""
-}

@@ -25,6 +25,7 @@ const (
 	fAgent
 	fModel
 	fExecutable
+	fConnection
 	fPolicy
 	fWall
 	fTurn
@@ -34,7 +35,7 @@ const (
 )
 
 var fieldLabels = [fieldCount]string{"Hypothesis", "  or file", "Instructions", "  or file", "Agent backend", "Model",
-	"Executable", "Completion", "Wall seconds", "Turn seconds", "Execution", "Campaign folder"}
+	"Executable", "Connection file", "Completion", "Wall seconds", "Turn seconds", "Execution", "Campaign folder"}
 
 // backendChoice is one choice of the execution backend selector.
 type backendChoice struct {
@@ -87,7 +88,8 @@ func newForm(c *Common, ctx context.Context, now time.Time) formModel {
 	m.inputs[fTurn].SetValue("600")
 	m.inputs[fDir].SetValue(filepath.Join(c.Root, "study-"+now.UTC().Format("20060102-150405")))
 	m.inputs[fModel].Placeholder = "the backend's default"
-	m.inputs[fExecutable].Placeholder = "the backend's usual binary (command: the agent program)"
+	m.inputs[fExecutable].Placeholder = "the backend's usual binary"
+	m.inputs[fConnection].Placeholder = "a file with base_url and api_key, mode 0600"
 	for i, b := range backendChoices {
 		if b.name == c.DefaultBackend && b.preselect {
 			m.backend = i
@@ -159,7 +161,7 @@ func (m formModel) handleChoiceKey(msg tea.KeyMsg) formModel {
 	cycle := func(v, n int) int { return (v + step + n) % n }
 	switch m.focus {
 	case fAgent:
-		m.agent = cycle(m.agent, len(engine.AgentBackends))
+		m.agent = cycle(m.agent, len(engine.AgentBackends()))
 	case fPolicy:
 		m.policy = cycle(m.policy, len(engine.Policies))
 	case fBackend:
@@ -168,9 +170,25 @@ func (m formModel) handleChoiceKey(msg tea.KeyMsg) formModel {
 	return m
 }
 
+// agentBackend is the chosen agent backend's row of the engine's table.
+func (m formModel) agentBackend() engine.AgentBackend { return engine.AgentBackends()[m.agent] }
+
+// need is how the chosen agent backend takes input f (Optional for the
+// inputs that do not depend on it).
+func (m formModel) need(f int) engine.Need {
+	if field, ok := agentFieldOf(f); ok {
+		return m.agentBackend().Need(field)
+	}
+	return engine.Optional
+}
+
+// moveFocus moves to the next shown field in direction d.
 func (m formModel) moveFocus(d int) formModel {
 	m.inputs[m.focus].Blur()
 	m.focus = (m.focus + d + fieldCount) % fieldCount
+	for m.need(m.focus) == engine.Forbidden {
+		m.focus = (m.focus + d + fieldCount) % fieldCount
+	}
 	if !m.isChoice(m.focus) {
 		m.inputs[m.focus].Focus()
 	}
@@ -206,10 +224,26 @@ func (m formModel) study() (NewStudy, error) {
 	if err1 != nil || err2 != nil || wall <= 0 || turn <= 0 || turn > wall {
 		return n, fmt.Errorf("need whole seconds with 0 < turn <= wall")
 	}
-	n.Request = engine.Request{Mode: "minimal", AgentBackend: engine.AgentBackends[m.agent], Model: v(fModel),
-		Executable: v(fExecutable), ExecutionBackend: backendChoices[m.backend].name,
+	n.Request = engine.Request{Mode: "minimal", AgentBackend: m.agentBackend().Name, ExecutionBackend: backendChoices[m.backend].name,
 		CompletionPolicy: engine.Policies[m.policy], WallSeconds: wall, TurnSeconds: turn}
-	return n, nil
+	return n, m.agentFields(&n.Request, v)
+}
+
+// agentFields fills the request fields the chosen agent backend takes from
+// their inputs; the inputs of the fields it does not take stay out.
+func (m formModel) agentFields(r *engine.Request, v func(int) string) error {
+	for _, f := range formAgentFields {
+		switch m.need(f.input) {
+		case engine.Forbidden:
+			continue
+		case engine.Required:
+			if v(f.input) == "" {
+				return fmt.Errorf("%s is required for the %s backend", fieldLabels[f.input], r.AgentBackend)
+			}
+		}
+		*r.Field(f.field) = v(f.input)
+	}
+	return nil
 }
 
 // View renders the form.
@@ -217,6 +251,9 @@ func (m formModel) View() string {
 	w, h := max(m.width, 20), max(m.height, 6)
 	lines := []string{m.c.Styles.Title.Render("New study"), ""}
 	for f := range fieldCount {
+		if m.need(f) == engine.Forbidden {
+			continue
+		}
 		if f == fBackend {
 			lines = append(lines, m.backendLines(w)...)
 			continue
@@ -240,12 +277,15 @@ func (m formModel) fieldLine(f, w int) string {
 	var val string
 	switch f {
 	case fAgent:
-		val = "‹ " + engine.AgentBackends[m.agent] + " ›"
+		val = "‹ " + m.agentBackend().Name + " ›"
 	case fPolicy:
 		val = "‹ " + engine.Policies[m.policy] + " ›"
 	default:
 		in := m.inputs[f]
 		in.Width = max(10, w-19)
+		if m.need(f) == engine.Required {
+			in.Placeholder = "required"
+		}
 		val = in.View()
 	}
 	label := fmt.Sprintf("%s%-15s ", m.marker(f), fieldLabels[f])

@@ -51,7 +51,7 @@ func (m reviewModel) Update(msg tea.Msg) (reviewModel, tea.Cmd) {
 	case createdMsg:
 		m.busy = false
 		if msg.err != nil {
-			m.err = msg.err.Error()
+			m.err = errText(msg.err)
 			return m, nil
 		}
 		return m, msgCmd(openStudyMsg{dir: msg.dir, launch: true})
@@ -128,6 +128,9 @@ func (m reviewModel) View() string {
 	kv("Model / judge", model+" / same")
 	if r.Executable != "" {
 		kv("Executable", r.Executable)
+	}
+	if r.ProviderConfig != "" {
+		kv("Connection file", r.ProviderConfig)
 	}
 	kv("Execution backend", m.resolved())
 	kv("Completion policy", r.CompletionPolicy)

@@ -24,7 +24,7 @@ type Options struct {
 	// Supervisor is a study this process already opened (runDashboard);
 	// Run supervises it. The caller closes it after Run returns.
 	Supervisor *engine.Supervisor
-	// Launch opens a supervisor for the study in dir (the agent is built by main).
+	// Launch opens a supervisor for the study in dir (main: engine.OpenStudy).
 	Launch func(ctx context.Context, dir string) (*engine.Supervisor, error)
 	// Demo creates the demo study and returns its folder.
 	Demo func(ctx context.Context) (string, error)

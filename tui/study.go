@@ -86,28 +86,20 @@ func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) 
 	return s.mon.Sample([]int{root}, backend)
 }
 
-// Control pauses, cancels or resumes the study.
+// Control pauses, cancels or resumes the study. Pause and cancel go to
+// the supervisor wherever it runs (engine.Control): in this process they
+// return once it has stopped and released the study.
 func (s *liveStudy) Control(ctx context.Context, command string) error {
-	s.mu.Lock()
-	sup, running, done := s.sup, s.running, s.done
-	s.mu.Unlock()
-	switch {
-	case command == "resume":
+	if command == "resume" {
 		return s.resume(ctx)
-	case running && (command == "pause" || command == "cancel"):
-		status := engine.StatusPaused
-		if command == "cancel" {
-			status = engine.StatusCancelled
-		}
-		sup.Stop(status)
-		select {
-		case <-done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
 	}
-	_, err := engine.RequestControl(ctx, s.c, command)
+	s.mu.Lock()
+	sup := s.sup
+	if !s.running {
+		sup = nil
+	}
+	s.mu.Unlock()
+	_, err := engine.Control(ctx, s.c, sup, engine.Command(command))
 	return err
 }
 

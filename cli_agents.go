@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// fieldFlags is how the CLI names each backend-dependent request field:
+// its flag and the argument its help shows.
+var fieldFlags = map[engine.Field]struct{ name, arg string }{
+	engine.FieldModel:          {"model", ""},
+	engine.FieldExecutable:     {"executable", " PATH"},
+	engine.FieldProviderConfig: {"provider-config", " FILE (base_url, api_key; mode 0600)"},
+}
+
+// backendHelp is the --backend flag's help, from the agent backend table.
+func backendHelp() string {
+	return "agent backend: " + strings.Join(engine.AgentBackendNames(), ", ")
+}
+
+// inFlags renders an engine.FieldError in the words of the command line,
+// naming flags; other errors pass unchanged.
+func inFlags(err error) error {
+	fe, ok := engine.AsFieldError(err)
+	if !ok {
+		return err
+	}
+	f := fieldFlags[fe.Field]
+	switch fe.Problem {
+	case engine.Missing:
+		return fmt.Errorf("--backend %s needs --%s%s", fe.Backend, f.name, f.arg)
+	case engine.Refused:
+		return fmt.Errorf("--backend %s takes no --%s", fe.Backend, f.name)
+	case engine.Invalid:
+		return fmt.Errorf("--backend %s: --%s: %w", fe.Backend, f.name, fe.Err)
+	}
+	return errors.New(fe.Error())
+}
