@@ -17,7 +17,11 @@ func probeBubblewrap(ctx context.Context) Report {
 		r.Reason, r.Remedy = "Missing bubblewrap executable", "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 		return r
 	}
-	r.Available, r.Reason = runProbe(ctx, bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "/usr/bin/true")
+	// No --die-with-parent: bwrap arms it only after cloning its child,
+	// which then waits in eventfd_read for the launcher; a host killed in
+	// between would leave that child blocked forever under init. The probe
+	// ends by itself (true), so it needs no parent-death signal.
+	r.Available, r.Reason = runProbe(ctx, bwrap, "--unshare-all", "--ro-bind", "/", "/", "/usr/bin/true")
 	if !r.Available {
 		r.Remedy = RemedyBubblewrap
 	}

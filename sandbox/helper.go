@@ -67,7 +67,7 @@ func HelperMain(args []string) int {
 }
 
 // becomeRunner sets PR_SET_PDEATHSIG (SIGTERM; the host also sets it at
-// fork) and makes us a child subreaper. It reports false when the parent is
+// fork), makes us a child subreaper and tags what we fork (tagForks). It reports false when the parent is
 // already gone.
 func becomeRunner(parentPID int) bool {
 	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
@@ -75,6 +75,7 @@ func becomeRunner(parentPID int) bool {
 		return false
 	}
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	_ = tagForks(os.Getpid()) // best effort: setLimits still tags each target
 	return true
 }
 

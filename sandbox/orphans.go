@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -26,13 +27,39 @@ const (
 // tag is the run tag of w's processes.
 func (w *watchdog) tag() uint64 { return uint64(w.srv.self)<<tagIDBits | w.id&tagIDMask }
 
-// runTag returns the run tag pid carries, or 0.
+// tagMax bounds the tags: a runner's pid and a run id (see tagIDBits).
+const tagMax = 1 << (22 + tagIDBits)
+
+// runTag returns the run tag pid carries, or 0. A run's processes carry it
+// as their soft and hard limit; the processes a runner forked and has not
+// limited yet carry its birth tag (see tagForks) as their soft limit only.
 func runTag(pid int) uint64 {
 	var r unix.Rlimit
-	if unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &r) != nil || r.Max <= rtTagBase || r.Cur != r.Max {
+	if unix.Prlimit(pid, unix.RLIMIT_RTTIME, nil, &r) != nil || r.Cur <= rtTagBase || r.Cur-rtTagBase >= tagMax {
 		return 0
 	}
-	return r.Max - rtTagBase
+	return r.Cur - rtTagBase
+}
+
+// tagForks gives the runner the birth tag: its own pid and run id 0 (no
+// run), as its soft RLIMIT_RTTIME, which every process it forks inherits.
+// So a target is tagged from its first instruction, before setLimits gives
+// it its run's tag, and so is what it forks before that: bwrap clones its
+// sandbox child at once and holds it in eventfd_read until the launcher
+// writes the eventfd, forever if the launcher is killed first (by its
+// parent-death signal, when the runner dies). The host's killTagged finds
+// that child by the tag. The hard limit is kept, so that setLimits can
+// still raise the soft limit to the run's tag without privilege.
+func tagForks(runner int) error {
+	var r unix.Rlimit
+	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, nil, &r); err != nil {
+		return fmt.Errorf("rttime: %w", err)
+	}
+	r.Cur = min(rtTagBase+uint64(runner)<<tagIDBits, r.Max)
+	if err := unix.Prlimit(0, unix.RLIMIT_RTTIME, &r, nil); err != nil {
+		return fmt.Errorf("rttime: %w", err)
+	}
+	return nil
 }
 
 // killTagged SIGKILLs, until none is left (or about a second has passed),
