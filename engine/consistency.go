@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 
@@ -136,16 +139,25 @@ func fieldsDiffer(a, b any) string {
 	return fmt.Sprintf(" (fields %v)", sortedKeys(names))
 }
 
-// verifyPackets re-hashes the packet each resolved review was judged from
-// (prompt.txt of its attempt's folder). Reviews recorded before packets were
-// hashed carry no hash and are skipped.
+// PacketFile is the review packet as the supervisor kept it, in the folder
+// of the review attempt (supervisor/review-ID-N/).
+const PacketFile = "packet.json"
+
+// verifyPackets re-hashes the packet each resolved review was judged from.
+// Reviews recorded before packets were hashed carry no hash and are
+// skipped; for those before the supervisor kept packet.json, the packet is
+// the agent's prompt.txt.
 func verifyPackets(c Campaign, reviews []Review) []string {
 	var f []string
 	for _, r := range reviews {
 		if r.Status != "resolved" || r.PacketSHA256 == "" {
 			continue
 		}
-		path := filepath.Join(c.Supervisor(), fmt.Sprintf("review-%s-%d", r.ID, r.Attempts), "prompt.txt")
+		dir := filepath.Join(c.Supervisor(), fmt.Sprintf("review-%s-%d", r.ID, r.Attempts))
+		path := filepath.Join(dir, PacketFile)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			path = filepath.Join(dir, "prompt.txt")
+		}
 		got, _, err := hashFile(path)
 		switch {
 		case err != nil:
