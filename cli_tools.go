@@ -175,6 +175,11 @@ func cmdVerify(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	s, err := c.Open(ctx)
+	if err != nil && !errors.Is(err, engine.ErrInvalid) {
+		// A store SQLite cannot open is a finding about the record.
+		fmt.Fprintf(io.out, "store: the database cannot be opened (%s)\n", oneLine(err))
+		return exitAttention
+	}
 	if err != nil {
 		return fail(io, err)
 	}

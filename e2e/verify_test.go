@@ -45,6 +45,11 @@ func TestVerifyDetects(t *testing.T) {
 			}
 			return "event"
 		}},
+		{"stdout.log edited", editStdoutLog},
+		{"newest events and report.json deleted", pyTamper(dropNewest, "report.json: missing")},
+		{"root made supported with a forged, chained record event", pyTamper(forgeRoot, "claim root is supported")},
+		{"database page corrupted", pyTamper(corruptPage, "store: SQLite")},
+		{"frozen contract changed", pyTamper(changeContract, "frozen contract")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,8 +58,12 @@ func TestVerifyDetects(t *testing.T) {
 			if r := sj(t, "", "demo", dir, "--batch"); r.code != 0 {
 				t.Fatalf("demo --batch: want exit 0, got %s", r)
 			}
+			if r := sj(t, "", "verify", "--campaign", dir); r.code != 0 {
+				t.Fatalf("verify of the untouched demo: want exit 0, got %s", r)
+			}
 			want := tt.tamper(t, dir, status(t, dir))
 			r := sj(t, "", "verify", "--campaign", dir)
+			t.Logf("verify after %s: exit %d\n%s", tt.name, r.code, r.stdout)
 			if r.code != 1 || !strings.Contains(r.stdout+r.stderr, want) {
 				t.Errorf("verify after %s: want exit 1 with findings naming %q, got %s", tt.name, want, r)
 			}

@@ -276,6 +276,7 @@ func finishReceipt(r Receipt, res sandbox.Result, err error) Receipt {
 	}
 	r.MissingOutputs, r.InputMutations = nonNil(res.MissingOutputs), nonNil(res.InputMutations)
 	r.StdoutTail, r.StderrTail = res.StdoutTail, res.StderrTail
+	r.Logs = logHashes(r.ArtifactDir)
 	r.Status = statusOf(r, res)
 	return r
 }

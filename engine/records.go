@@ -73,8 +73,9 @@ func verifyRecords(ctx context.Context, c Campaign, s *store.Store) ([]string, e
 		if err != nil {
 			return err
 		}
-		findings = append(findings, checkHead(c, head)...)
-		return nil
+		more, err := checkHead(c, tx, head)
+		findings = append(findings, more...)
+		return err
 	})
 	return findings, err
 }
@@ -102,23 +103,35 @@ func recordedHashes(tx *store.Tx) (map[string]string, error) {
 	}
 }
 
-// checkHead compares the log with the head recorded in report.json.
-func checkHead(c Campaign, head store.Event) []string {
+// checkHead compares the log with the head recorded in report.json, which
+// every state change and exit rewrites: a missing report, one that names an
+// event the log does not hold, or (when no supervisor is running, so none
+// is due to rewrite it) one older than the log means events were removed or
+// added after the last report.
+func checkHead(c Campaign, tx *store.Tx, head store.Event) ([]string, error) {
 	body, err := os.ReadFile(filepath.Join(c.Dir, "report.json"))
 	if err != nil {
-		return nil
+		return []string{fmt.Sprintf("report.json: missing (%v); it anchors the newest event outside the store", err)}, nil
 	}
 	var rep struct {
 		EventHead *EventHead `json:"event_head"`
 	}
 	if json.Unmarshal(body, &rep) != nil || rep.EventHead == nil {
-		return nil
+		return []string{"report.json: unreadable, or it records no event head"}, nil
 	}
+	at := rep.EventHead.Seq
 	switch {
-	case head.Seq < rep.EventHead.Seq:
-		return []string{fmt.Sprintf("event chain: report.json recorded event %d, but the log ends at %d (events were removed)", rep.EventHead.Seq, head.Seq)}
-	case head.Seq == rep.EventHead.Seq && head.Hash != rep.EventHead.Hash:
-		return []string{fmt.Sprintf("event chain: event %d differs from the one report.json recorded", head.Seq)}
+	case head.Seq < at:
+		return []string{fmt.Sprintf("event chain: report.json recorded event %d, but the log ends at %d (events were removed)", at, head.Seq)}, nil
+	case head.Seq > at && !Owned(c):
+		return []string{fmt.Sprintf("event chain: report.json recorded event %d, but the log goes on to %d with no supervisor running (events were added after the last report, or the report was replaced)", at, head.Seq)}, nil
 	}
-	return nil
+	evs, err := tx.EventsAfter(at-1, 1)
+	if err != nil {
+		return nil, err
+	}
+	if at > 0 && (len(evs) == 0 || evs[0].Seq != at || evs[0].Hash != rep.EventHead.Hash) {
+		return []string{fmt.Sprintf("event chain: event %d differs from the one report.json recorded", at)}, nil
+	}
+	return nil, nil
 }

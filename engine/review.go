@@ -114,6 +114,9 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return sv.harnessError(ctx, err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, PacketFile), body, 0o644); err != nil {
+		return sv.harnessError(ctx, fmt.Errorf("keep review packet: %w", err))
+	}
 	sv.setActivity(ctx, "independent review of "+r.Claim)
 	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
 		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}

@@ -89,6 +89,7 @@ type Receipt struct {
 	Containment      string                      `json:"containment,omitempty"`
 	StdoutTail       string                      `json:"stdout_tail"`
 	StderrTail       string                      `json:"stderr_tail"`
+	Logs             map[string]sandbox.Artifact `json:"logs,omitempty"` // stdout.log, stderr.log as collected
 	Error            string                      `json:"error,omitempty"`
 	CancelRequested  string                      `json:"cancel_requested,omitempty"`
 	ArtifactDir      string                      `json:"artifact_dir"`

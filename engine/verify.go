@@ -9,17 +9,28 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// Verify re-hashes every recorded input and artifact and checks the event
-// chain. It returns one finding per problem; none means intact.
+// Verify checks the record: the store is a sound SQLite file, the event
+// chain is unbroken and ends where report.json says, every row matches its
+// record event, every recorded input, artifact, log and review packet still
+// has its hash, and the claims and the contract mean what the events say
+// (CheckConsistency). It returns one finding per problem; none means
+// intact. A malformed store is reported alone: nothing read from it counts.
 func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
+	if bad := s.IntegrityCheck(ctx); len(bad) > 0 {
+		return bad, nil
+	}
 	var findings []string
 	var exps []Receipt
+	var reviews []Review
 	err := s.Read(ctx, func(tx *store.Tx) error {
 		var err error
 		if findings, err = tx.VerifyChain(); err != nil {
 			return err
 		}
-		exps, err = listDocs[Receipt](tx, store.Experiments)
+		if exps, err = listDocs[Receipt](tx, store.Experiments); err != nil {
+			return err
+		}
+		reviews, err = listDocs[Review](tx, store.Reviews)
 		return err
 	})
 	if err != nil {
@@ -28,11 +39,16 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 	for _, r := range exps {
 		findings = append(findings, verifyReceipt(c, c.Place(r))...)
 	}
+	findings = append(findings, verifyPackets(c, reviews)...)
 	more, err := verifyRecords(ctx, c, s)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	return append(findings, more...), nil
+	meaning, err := CheckConsistency(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	return append(append(findings, more...), meaning...), nil
 }
 
 func verifyReceipt(c Campaign, r Receipt) []string {
@@ -57,7 +73,7 @@ func verifyReceipt(c Campaign, r Receipt) []string {
 			f = append(f, fmt.Sprintf("%s: artifact %s changed", r.ID, path))
 		}
 	}
-	return f
+	return append(f, verifyLogs(r)...)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -3,7 +3,6 @@ package provider
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +27,8 @@ type Command struct {
 func (c *Command) Name() string { return c.Backend }
 
 // RunTurn starts the program in its own process group with the prompt on
-// stdin, waits for it, and stops the whole group when ctx ends or the turn
-// allowance passes (SIGTERM, grace, SIGKILL).
+// stdin, waits for it, and stops its whole process tree when ctx ends or the
+// turn allowance passes (SIGTERM, grace, SIGKILL) and when it exits.
 func (c *Command) RunTurn(ctx context.Context, t Turn) (Outcome, error) {
 	out, err := RunLaunch(ctx, t, Launch{Executable: c.Executable, Args: c.Args, Prompt: t.Prompt,
 		Stdin: strings.NewReader(t.Prompt), Grace: c.Grace})
@@ -42,7 +41,7 @@ func (c *Command) RunTurn(ctx context.Context, t Turn) (Outcome, error) {
 	return out, nil
 }
 
-func (c *Command) wait(ctx context.Context, cmd *exec.Cmd, allowance time.Duration) (bool, error) {
+func (c *Command) wait(ctx context.Context, cmd *exec.Cmd, m mark, allowance time.Duration) (bool, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(allowance)
@@ -51,35 +50,44 @@ func (c *Command) wait(ctx context.Context, cmd *exec.Cmd, allowance time.Durati
 	case err := <-done:
 		return false, err
 	case <-ctx.Done():
-		return false, c.stop(cmd, done, StopGrace)
+		return false, c.stop(cmd, m, done, StopGrace)
 	case <-timer.C:
 		grace := c.Grace
 		if grace == 0 {
 			grace = AllowanceGrace
 		}
-		return true, c.stop(cmd, done, grace)
+		return true, c.stop(cmd, m, done, grace)
 	}
 }
 
-// Graces between SIGTERM and SIGKILL of an agent's process group: short when
+// Graces between SIGTERM and SIGKILL of an agent's process tree: short when
 // the study stops (pause and cancel act within 1 s), longer at the end of a
-// turn's allowance so the agent can save its session.
+// turn's allowance so the agent can save its session. PipeGrace is how long
+// a turn whose agent exited waits for the output its descendants still
+// hold open (exec.Cmd.WaitDelay): the turn ends when the agent exits.
 const (
 	StopGrace      = 400 * time.Millisecond
 	AllowanceGrace = 5 * time.Second
+	PipeGrace      = 500 * time.Millisecond
 )
 
-func (c *Command) stop(cmd *exec.Cmd, done <-chan error, grace time.Duration) error {
+// stop signals the agent's group and every process bearing its mark (the
+// descendants that left the group included): SIGTERM, then SIGKILL after
+// grace or as soon as the agent has exited.
+func (c *Command) stop(cmd *exec.Cmd, m mark, done <-chan error, grace time.Duration) error {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	m.signal(syscall.SIGTERM)
+	var err error
 	select {
-	case err := <-done:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return err
+	case err = <-done:
 	case <-time.After(grace):
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return <-done
+		m.signal(syscall.SIGKILL)
+		err = <-done
 	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
 }
 
 func turnEnv(t Turn) []string {
@@ -109,16 +117,18 @@ func openLogs(dir string) (*os.File, *os.File, error) {
 	return out, errf, nil
 }
 
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+// exitCode is the agent's exit status: 128+signal when a signal ended it,
+// -1 when it is unknown. An agent that exited while descendants held its
+// output open has a ProcessState although Wait returned exec.ErrWaitDelay.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if ps := cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return 128 + int(ws.Signal())
 		}
-		return ee.ExitCode()
+		return ps.ExitCode()
+	}
+	if err == nil {
+		return 0
 	}
 	return -1
 }

@@ -15,8 +15,11 @@ import (
 // own command line (codex). It runs exactly like the command backend's
 // agent: in the turn's folder and environment, in its own process group,
 // with prompt.txt, stdout.log and stderr.log in the turn's LogDir, and it is
-// stopped (SIGTERM, grace, SIGKILL to the group) when ctx ends or the turn
-// allowance passes.
+// stopped (SIGTERM, grace, SIGKILL to its process tree) when ctx ends or the
+// turn allowance passes. The launch ends when the agent exits: output its
+// descendants hold open is cut after PipeGrace, and whatever of its tree is
+// left (setsid children included, see mark) is killed before RunLaunch
+// returns.
 type Launch struct {
 	Executable string
 	Args       []string
@@ -51,17 +54,20 @@ func RunLaunch(ctx context.Context, t Turn, l Launch) (Outcome, error) {
 	cmd := exec.Command(l.Executable, l.Args...)
 	cmd.Dir = t.Dir
 	cmd.Env = turnEnv(t)
+	cmd.WaitDelay = PipeGrace
 	cmd.Stdin = l.Stdin
 	cmd.Stdout = io.MultiWriter(sinks...)
 	cmd.Stderr = io.MultiWriter(capped(stderr, 16<<20), errTail)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	m := newMark()
+	if err := startMarked(cmd, m); err != nil {
 		return Outcome{}, fmt.Errorf("start agent %s: %w", l.Executable, err)
 	}
-	timedOut, werr := (&Command{Grace: l.Grace}).wait(ctx, cmd, t.Timeout)
+	timedOut, werr := (&Command{Grace: l.Grace}).wait(ctx, cmd, m, t.Timeout)
+	m.kill()
 	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String()}
-	out.ExitCode = exitCode(werr)
+	out.ExitCode = exitCode(cmd, werr)
 	out.LastLine = LastLine(out.StdoutTail)
 	return out, nil
 }
