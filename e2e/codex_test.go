@@ -69,7 +69,11 @@ request_max_retries = 1
 stream_max_retries = 1
 `, baseURL)
 	writeFile(t, filepath.Join(home, "config.toml"), config)
-	return home, []string{"CODEX_HOME=" + home, "MOCK_OPENAI_API_KEY=sk-mock-not-a-secret"}
+	// Codex runs its shell commands as login shells, which read $HOME's
+	// profile: the operator's (a pyenv rehash, say, that waits a minute on
+	// a lock a killed shell left) must not decide how long a turn takes.
+	userHome := t.TempDir()
+	return home, []string{"CODEX_HOME=" + home, "HOME=" + userHome, "MOCK_OPENAI_API_KEY=sk-mock-not-a-secret"}
 }
 
 // runWith runs the binary with extra environment variables, at most timeout.
