@@ -129,7 +129,7 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 	if err != nil {
 		return Contract{}, err
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := time.Now().UTC()
 	k := Contract{
 		Mode: r.Mode, AgentBackend: r.AgentBackend, Model: r.Model, JudgeModel: r.JudgeModel,
 		Executable: r.Executable, ProviderConfig: r.ProviderConfig, ExecutionBackend: report.Selected, ExecutionProbe: report,
@@ -189,7 +189,7 @@ func writeNewStudy(ctx context.Context, c Campaign, k Contract, hyp, ins []byte)
 func recordNewStudy(tx *store.Tx, k Contract, hypothesis string) error {
 	body := canonicalJSON(k)
 	if err := tx.PutStudy(store.StudyRow{StudyID: k.StudyID, ContractJSON: body,
-		CreatedAt: k.CreatedAt.Format(time.RFC3339), Deadline: k.Deadline.Format(time.RFC3339)}); err != nil {
+		CreatedAt: k.CreatedAt.Format(time.RFC3339Nano), Deadline: k.Deadline.Format(time.RFC3339Nano)}); err != nil {
 		return err
 	}
 	if err := putState(tx, SupervisorState{Status: StatusPaused, Activity: "created"}); err != nil {
