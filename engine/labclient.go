@@ -80,29 +80,49 @@ type labClient struct {
 // call sends one request and returns the result as the supervisor encoded
 // it, or its refusal as an error with the supervisor's words.
 func (r *labClient) call(ctx context.Context, name string, raw []byte) (any, error) {
+	resp, err := r.roundTrip(ctx, labRequest{Call: name, Args: string(raw)})
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: %w", name, err)
+	}
+	if !resp.OK {
+		return nil, remoteError(resp.Error)
+	}
+	return resp.Result, nil
+}
+
+// control asks the supervisor to record a pause or cancel request.
+func (r *labClient) control(ctx context.Context, command string) error {
+	resp, err := r.roundTrip(ctx, labRequest{Control: command})
+	if err != nil {
+		return fmt.Errorf("%s: %w", command, err)
+	}
+	if !resp.OK {
+		return fmt.Errorf("%s: %s: %w", command, resp.Error, ErrInvalid)
+	}
+	return nil
+}
+
+func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { _ = r.conn.SetDeadline(time.Now()) })
 	defer stop()
-	req, _ := json.Marshal(labRequest{Call: name, Args: string(raw)})
-	if _, err := r.conn.Write(append(req, '\n')); err != nil {
-		return nil, fmt.Errorf("send lab %s to the supervisor: %w", name, err)
+	var resp labResponse
+	body, _ := json.Marshal(req)
+	if _, err := r.conn.Write(append(body, '\n')); err != nil {
+		return resp, fmt.Errorf("send to the supervisor: %w", err)
 	}
 	if !r.lines.Scan() {
 		err := r.lines.Err()
 		if err == nil {
 			err = errors.New("the supervisor closed the connection")
 		}
-		return nil, fmt.Errorf("lab %s: no answer from the supervisor: %w", name, err)
+		return resp, fmt.Errorf("no answer from the supervisor: %w", err)
 	}
-	var resp labResponse
 	if err := json.Unmarshal(r.lines.Bytes(), &resp); err != nil {
-		return nil, fmt.Errorf("lab %s: malformed answer from the supervisor: %w", name, err)
+		return resp, fmt.Errorf("malformed answer from the supervisor: %w", err)
 	}
-	if !resp.OK {
-		return nil, remoteError(resp.Error)
-	}
-	return resp.Result, nil
+	return resp, nil
 }
 
 // remoteError is a lab call the supervisor refused, in its words.

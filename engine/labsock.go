@@ -33,8 +33,9 @@ import (
 const maxLabLine = 2*(4<<20) + 4096
 
 type labRequest struct {
-	Call string `json:"call"`
-	Args string `json:"args,omitempty"`
+	Call    string `json:"call,omitempty"`
+	Args    string `json:"args,omitempty"`
+	Control string `json:"control,omitempty"` // "pause" or "cancel" instead of a call (RequestControl)
 }
 
 type labResponse struct {
@@ -103,6 +104,9 @@ func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn) {
 // answer runs one request as `lab CALL` would, and wakes the executor after
 // a call that hands it work.
 func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labResponse {
+	if req.Control != "" {
+		return sv.answerControl(ctx, req.Control)
+	}
 	result, err := lab.Call(ctx, req.Call, []byte(req.Args))
 	if err != nil {
 		return labResponse{Error: err.Error()}
@@ -115,6 +119,18 @@ func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labR
 		sv.Bus.Notify()
 	}
 	return labResponse{OK: true, Result: body}
+}
+
+// answerControl records a pause or cancel request as RequestControl would.
+func (sv *Supervisor) answerControl(ctx context.Context, command string) labResponse {
+	if command != "pause" && command != "cancel" {
+		return labResponse{Error: fmt.Sprintf("unknown control %q", command)}
+	}
+	if err := setControl(ctx, sv.s, command); err != nil {
+		return labResponse{Error: err.Error()}
+	}
+	sv.Bus.Notify()
+	return labResponse{OK: true, Result: json.RawMessage(`"requested"`)}
 }
 
 // checkPeer refuses a peer that does not run as our account.
