@@ -84,12 +84,16 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 		}
 	}
 	auto := reports[len(reports)-1]
+	self, _ := os.Executable()
+	protection := engine.ProbeProtection(ctx, self)
 	if asJSON {
-		printJSON(io.out, map[string]any{"backends": reports, "agent_clis": agents, "auto": auto.Selected})
+		printJSON(io.out, map[string]any{"backends": reports, "agent_clis": agents, "auto": auto.Selected,
+			"record_protection": protection})
 	} else {
 		for _, r := range reports {
 			printReport(io, r, false)
 		}
+		fmt.Fprintf(io.out, "record protection    %s\n", protectionText(protection))
 		for name, p := range agents {
 			fmt.Fprintf(io.out, "found %s at %s\n", name, p)
 		}
@@ -167,4 +171,12 @@ func workspaceRoot() string {
 		return "simjecture-studies"
 	}
 	return filepath.Join(home, "simjecture", "studies")
+}
+
+// protectionText is the doctor line for a record protection.
+func protectionText(p string) string {
+	if p == engine.ProtectionEnclosed {
+		return "enclosed: agents see the campaign folder read-only but for their own folders"
+	}
+	return "record not protected from the agent (bubblewrap unavailable): agents run as this account"
 }

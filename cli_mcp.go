@@ -22,12 +22,11 @@ func cmdMCP(ctx context.Context, args []string, io stdio) int {
 	if !c.Exists() {
 		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
 	}
-	s, err := c.Open(ctx)
+	lab, err := engine.OpenLab(ctx, c, runtime.NumCPU(), memoryMB())
 	if err != nil {
 		return fail(io, err)
 	}
-	defer s.Close()
-	lab := &engine.Lab{C: c, S: s, Cores: runtime.NumCPU(), MemMB: memoryMB()}
+	defer lab.Close()
 	if err := mcpserver.Serve(ctx, lab, buildVersion(), &mcp.StdioTransport{}); err != nil {
 		return fail(io, err)
 	}

@@ -226,12 +226,11 @@ func cmdLab(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return labFail(io, err)
 	}
-	s, err := c.Open(ctx)
+	lab, err := engine.OpenLab(ctx, c, runtime.NumCPU(), memoryMB())
 	if err != nil {
 		return labFail(io, err)
 	}
-	defer s.Close()
-	lab := &engine.Lab{C: c, S: s, Cores: runtime.NumCPU(), MemMB: memoryMB()}
+	defer lab.Close()
 	result, err := lab.Call(ctx, call, raw)
 	if err != nil {
 		return labFail(io, err)

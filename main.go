@@ -35,6 +35,8 @@ func main() {
 		switch os.Args[1] {
 		case sandbox.HelperArg:
 			os.Exit(sandbox.HelperMain(os.Args[2:]))
+		case sandbox.EnclosedArg:
+			os.Exit(sandbox.EnclosedMain(os.Args[2:]))
 		case scripted.Command:
 			os.Exit(scripted.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		}

@@ -19,6 +19,7 @@ func TestGarbledStoreStopsTheStudy(t *testing.T) {
 	t.Parallel()
 	s := newFaultStudy(t, "1 garble\n")
 	p := start(t, s.args(120)...)
+	garbleForEnclosedAgent(t, s)
 	r := p.wait(t, 30*time.Second)
 	took := p.exited.Sub(garbledAt(t, s))
 	t.Logf("a garbled store: the study exited %v after the agent garbled it", took.Round(time.Millisecond))
@@ -37,6 +38,40 @@ func TestGarbledStoreStopsTheStudy(t *testing.T) {
 	if err != nil || strings.Count(string(log), "harness error") < 3 {
 		t.Errorf("want 3 harness errors in supervisor.log (%v):\n%s", err, log)
 	}
+}
+
+// garbleForEnclosedAgent garbles the store as fault_agent.py would, when
+// the agent, enclosed, cannot and asks for it (garble_request).
+func garbleForEnclosedAgent(t *testing.T, s faultStudy) {
+	t.Helper()
+	here := filepath.Dir(s.exe)
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(here, name)); return err == nil }
+	waitFor(t, 30*time.Second, "the agent garbles the store or asks for it", func() bool {
+		return exists("garble_request") || exists("garbled_at")
+	})
+	if exists("garbled_at") {
+		return
+	}
+	db := filepath.Join(s.dir, "simjecture.db")
+	for _, path := range []string{db, db + "-wal", db + "-shm"} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		junk := []byte(strings.Repeat("not a database ", int(st.Size())/15+1))[:st.Size()]
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteAt(junk, 0) // same file, same size: open handles see it too
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(here, "garbled_at"), strconv.FormatFloat(float64(time.Now().UnixNano())/1e9, 'f', 6, 64)+"\n")
 }
 
 // garbledAt is when the agent garbled the store, as it noted.

@@ -14,22 +14,31 @@ func RequestControl(ctx context.Context, c Campaign, command string) (string, er
 	if command != "pause" && command != "cancel" {
 		return "", fmt.Errorf("unknown control %q: %w", command, ErrInvalid)
 	}
+	if conn, err := dialLab(c); err == nil { // the supervisor records the request itself
+		cl := &labClient{conn: conn, lines: newLineReader(conn)}
+		defer conn.Close()
+		return "requested", cl.control(ctx, command)
+	}
 	s, err := c.Open(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer s.Close()
 	if Owned(c) {
-		err = s.Tx(ctx, func(tx *store.Tx) error {
-			if err := tx.SetControl(command, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
-				return err
-			}
-			_, err := tx.Append("control_requested", map[string]string{"command": command})
-			return err
-		})
-		return "requested", err
+		return "requested", setControl(ctx, s, command)
 	}
 	return applyOffline(ctx, c, s, command)
+}
+
+// setControl records a pause or cancel request for the running supervisor.
+func setControl(ctx context.Context, s *store.Store, command string) error {
+	return s.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetControl(command, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			return err
+		}
+		_, err := tx.Append("control_requested", map[string]string{"command": command})
+		return err
+	})
 }
 
 // applyOffline changes the state of a study no supervisor runs.

@@ -17,10 +17,16 @@ type Lab struct {
 	MemMB int64 // memory admission may hand out
 
 	contract *Contract // loaded on first need
+
+	remote    *labClient // set by OpenLab when the supervisor answers: calls go to it
+	ownsStore bool       // OpenLab opened S
 }
 
 // Call validates raw against the call's schema and runs the call's handler.
 func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
+	if l.remote != nil {
+		return l.remote.call(ctx, name, raw)
+	}
 	spec, ok := findCall(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown lab call %q (known: %v): %w", name, CallNames(), ErrLab)

@@ -221,7 +221,7 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Ou
 	}
 	ch := make(chan result, 1)
 	go func() {
-		out, err := sv.agent.RunTurn(turnCtx, t)
+		out, err := sv.agent.RunTurn(turnCtx, sv.enclose(t))
 		ch <- result{out, err}
 	}()
 	tick := time.NewTicker(sv.opt.Boundary)

@@ -59,6 +59,7 @@ func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
 	}
 	fillFromContract(&snap, k)
 	snap.Status, snap.Activity, snap.Turn, snap.Provider, snap.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
+	snap.RecordProtection = st.RecordProtection
 	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 		return snap, err
 	}

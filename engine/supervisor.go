@@ -41,6 +41,10 @@ type Supervisor struct {
 
 	hypothesis, instructions string
 
+	enc      sandbox.Enclosure // probed once (enclose.go)
+	encOnce  sync.Once
+	enclosed bool // this run encloses its agents
+
 	mu    sync.Mutex
 	stop  string        // set by Stop: an in-process pause or cancel
 	done  chan struct{} // closed when the pending run returns (lifecycle.go)
@@ -135,7 +139,12 @@ func (sv *Supervisor) run(ctx context.Context) (string, error) {
 	// Cap the study's processes where the pids cgroup is writable (root);
 	// elsewhere the watchdog alone contains a fork bomb.
 	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)
+	labLn := listenLab(sv.c)
+	sv.enclosed = labLn != nil && sv.probeEnclosure(ctx).Available()
 	if err := sv.begin(ctx); err != nil {
+		if labLn != nil {
+			_ = labLn.Close()
+		}
 		sv.log.Error("supervisor could not start", "err", err)
 		return "", storeError("record that the study runs", err)
 	}
@@ -154,6 +163,9 @@ func (sv *Supervisor) run(ctx context.Context) (string, error) {
 		wg.Go(func() { pumpWake(conn, sv.Bus.Notify) })
 		defer conn.Close()
 		context.AfterFunc(execCtx, func() { _ = conn.Close() })
+	}
+	if labLn != nil {
+		wg.Go(func() { sv.serveLab(execCtx, labLn) })
 	}
 	wake, unsub := sv.Bus.Subscribe()
 	defer unsub()
@@ -197,6 +209,7 @@ func (sv *Supervisor) begin(ctx context.Context) error {
 		}
 		sv.hz.start(st.HarnessErrors)
 		st.Status, st.Activity, st.PID = StatusRunning, "starting", os.Getpid()
+		st.RecordProtection = sv.protection()
 		st.Provider.NextRetryAt, st.Provider.ErrorCategory, st.Provider.Attention = nil, nil, nil
 		_, err = tx.Append("study_state", map[string]string{"status": StatusRunning, "activity": "supervisor started"})
 		return err

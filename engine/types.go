@@ -187,6 +187,9 @@ type SupervisorState struct {
 	Provider          ProviderState `json:"provider"`
 	PID               int           `json:"pid,omitempty"`
 	HeartbeatAt       *time.Time    `json:"heartbeat_at,omitempty"`
+	// RecordProtection is ProtectionEnclosed or ProtectionNone, as of the
+	// last supervisor start.
+	RecordProtection string `json:"record_protection,omitempty"`
 }
 
 // Usage is the token total over every agent thread; unknown stays null.
@@ -219,6 +222,7 @@ type Snapshot struct {
 	Reviews          []Review        `json:"reviews"`
 	Notes            []Note          `json:"notes"`
 	LastError        string          `json:"last_error,omitempty"`
+	RecordProtection string          `json:"record_protection"`
 }
 
 // Event is one entry of the study's event log, as published to subscribers.

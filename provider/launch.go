@@ -51,7 +51,8 @@ func RunLaunch(ctx context.Context, t Turn, l Launch) (Outcome, error) {
 	if l.Events != nil {
 		sinks = append(sinks, l.Events)
 	}
-	cmd := exec.Command(l.Executable, l.Args...)
+	argv := t.argv(l.Executable, l.Args)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.Dir
 	cmd.Env = turnEnv(t)
 	cmd.WaitDelay = PipeGrace

@@ -32,6 +32,10 @@ type Turn struct {
 	// the lab MCP server for this study, for agents that speak MCP.
 	Study      string
 	MCPCommand []string
+	// Wrap, when set, rewrites the argv of the turn's agent process (the
+	// engine's record enclosure); the process is started, stopped and
+	// waited for as it would be unwrapped.
+	Wrap func(argv []string) []string
 }
 
 // Tool is one function an agent may call.

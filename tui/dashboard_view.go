@@ -204,6 +204,9 @@ func (m dashModel) statusBar(w int) string {
 	if m.cooperative() {
 		mode = m.c.Styles.Warn.Render(mode)
 	}
+	if m.state.Snapshot.RecordProtection == engine.ProtectionNone {
+		mode += " " + m.c.Styles.Warn.Render("[record not protected from the agent]")
+	}
 	role := "attached"
 	switch {
 	case m.c.ReadOnly:

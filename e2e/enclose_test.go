@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommandAgentCannotForgeTheRecord: where Bubblewrap works, a command
+// agent (testdata/forger.py) runs with the campaign folder read-only but
+// for research/: its writes to the store (sqlite UPDATE of the claims
+// table), to a collected artifact and to report.json are refused with
+// EROFS, its reviewer cannot write the store either, while lab run, status
+// and review work from inside; root is never supported and the study never
+// completes.
+func TestCommandAgentCannotForgeTheRecord(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	s := newForgerStudy(t)
+	if r := sj(t, "", s.args(60)...); r.code != 0 {
+		t.Fatalf("study: want exit 0 (the forger pauses in turn 2), got %s", r)
+	}
+	var got map[string]any
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(s.exe), "attempts.json"))
+	if err != nil || json.Unmarshal(b, &got) != nil {
+		t.Fatalf("the forger left no attempts.json (%v): %s", err, b)
+	}
+	want := map[string]any{"run_ok": true, "status": "succeeded", "db": "EROFS", "artifact": "EROFS",
+		"report": "EROFS", "research": "written", "review_ok": true}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %v, want %v (all: %s)", k, got[k], v, b)
+		}
+	}
+	if rev, _ := os.ReadFile(filepath.Join(filepath.Dir(s.exe), "reviewer_db")); string(rev) != "EROFS" {
+		t.Errorf("reviewer's write to the store: got %q, want EROFS", rev)
+	}
+	raw := sj(t, "", "status", "--json", "--campaign", s.dir)
+	var snap struct {
+		Status           string `json:"status"`
+		RecordProtection string `json:"record_protection"`
+		Claims           []struct{ ID, Status string }
+	}
+	if err := json.Unmarshal([]byte(raw.stdout), &snap); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, raw)
+	}
+	if snap.RecordProtection != "enclosed" || snap.Status == "completed" {
+		t.Errorf("want record_protection enclosed and a study not completed, got %q, %q", snap.RecordProtection, snap.Status)
+	}
+	for _, c := range snap.Claims {
+		if c.ID == "root" && c.Status == "supported" {
+			t.Errorf("root was forged to supported")
+		}
+	}
+	if r := sj(t, "", "verify", "--campaign", s.dir); r.code != 0 {
+		t.Errorf("verify: want exit 0 (nothing was rewritten), got %s", r)
+	}
+	if rep, _ := os.ReadFile(filepath.Join(s.dir, "report.json")); !strings.Contains(string(rep), `"record_protection": "enclosed"`) {
+		t.Errorf("report.json does not say the record was enclosed")
+	}
+}
+
+func newForgerStudy(t *testing.T) faultStudy {
+	t.Helper()
+	s := newFaultStudy(t, "")
+	src, err := os.ReadFile(filepath.Join("testdata", "forger.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.exe = filepath.Join(filepath.Dir(s.exe), "forger.py")
+	if err := os.WriteFile(s.exe, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

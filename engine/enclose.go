@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/simjecture/simjecture/provider"
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// Record protection, as status --json, report.json, doctor and the TUI say
+// it (docs/security.md).
+const (
+	// ProtectionEnclosed: every agent and reviewer process runs with the
+	// campaign folder read-only but for the folders of its own turn, and
+	// reaches the store only through the supervisor's lab socket.
+	ProtectionEnclosed = "enclosed"
+	// ProtectionNone: agents run as the supervisor's own account and could
+	// rewrite the store, the artifacts and the reports.
+	ProtectionNone = "not protected from the agent"
+)
+
+// ProbeProtection is the record protection a supervisor started now as this
+// account would give (doctor): enclosed where the Bubblewrap probe passes.
+func ProbeProtection(ctx context.Context, self string) string {
+	if sandbox.ProbeEnclosure(ctx, self).Available() {
+		return ProtectionEnclosed
+	}
+	return ProtectionNone
+}
+
+// probeEnclosure probes the enclosure once per supervisor.
+func (sv *Supervisor) probeEnclosure(ctx context.Context) sandbox.Enclosure {
+	sv.encOnce.Do(func() { sv.enc = sandbox.ProbeEnclosure(ctx, sv.opt.SelfExe) })
+	return sv.enc
+}
+
+// protection is the record protection of the current run: enclosed when
+// the enclosure is available and the lab socket listens.
+func (sv *Supervisor) protection() string {
+	if sv.enclosed {
+		return ProtectionEnclosed
+	}
+	return ProtectionNone
+}
+
+// enclose sets t's Wrap when the run encloses its agents: the campaign
+// folder read-only but for the turn's log folder and, for a worker, its
+// research/ folder.
+func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
+	if !sv.enclosed {
+		return t
+	}
+	writable := []string{t.LogDir}
+	if t.Role == provider.RoleWorker {
+		writable = append([]string{sv.c.Research()}, writable...)
+	}
+	enc := sv.enc
+	t.Wrap = func(argv []string) []string { return enc.Wrap(sv.c.Dir, writable, argv) }
+	return t
+}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// OpenLab opens the lab of study c for a `lab` or `mcp` process: through
+// its supervisor's lab socket when one answers, so the supervisor alone
+// writes the store; else (no live supervisor, say an operator's `lab
+// status`) by opening the store directly. Where the store is read-only to
+// this process (the agent's enclosure) it cannot write it, so a supervisor
+// must answer. Close releases what it opened.
+func OpenLab(ctx context.Context, c Campaign, cores int, memMB int64) (*Lab, error) {
+	if conn, err := dialLab(c); err == nil {
+		return &Lab{C: c, Cores: cores, MemMB: memMB, remote: &labClient{conn: conn, lines: newLineReader(conn)}}, nil
+	}
+	if readOnlyHere(c) {
+		return nil, fmt.Errorf("the study's record is read-only here and no supervisor answers on its lab socket: %w", ErrLab)
+	}
+	s, err := c.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Lab{C: c, S: s, Cores: cores, MemMB: memMB, ownsStore: true}, nil
+}
+
+// Remote reports whether l forwards its calls to the supervisor.
+func (l *Lab) Remote() bool { return l.remote != nil }
+
+// Close releases the connection or the store OpenLab opened.
+func (l *Lab) Close() error {
+	if l.remote != nil {
+		return l.remote.conn.Close()
+	}
+	if l.ownsStore {
+		return l.S.Close()
+	}
+	return nil
+}
+
+// readOnlyHere reports whether the store's folder is mounted read-only for
+// this process.
+func readOnlyHere(c Campaign) bool {
+	return errors.Is(syscall.Access(c.Dir, 2 /* W_OK */), syscall.EROFS)
+}
+
+func dialLab(c Campaign) (*net.UnixConn, error) {
+	conn, err := net.DialUnix("unix", nil, labAddr(c))
+	if err != nil {
+		return nil, fmt.Errorf("lab socket: %w", err)
+	}
+	if err := checkPeer(conn); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func newLineReader(conn net.Conn) *bufio.Scanner {
+	s := bufio.NewScanner(conn)
+	s.Buffer(make([]byte, 0, 64<<10), maxLabLine)
+	return s
+}
+
+// labClient sends lab calls to the supervisor, one at a time.
+type labClient struct {
+	mu    sync.Mutex
+	conn  *net.UnixConn
+	lines *bufio.Scanner
+}
+
+// call sends one request and returns the result as the supervisor encoded
+// it, or its refusal as an error with the supervisor's words.
+func (r *labClient) call(ctx context.Context, name string, raw []byte) (any, error) {
+	resp, err := r.roundTrip(ctx, labRequest{Call: name, Args: string(raw)})
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: %w", name, err)
+	}
+	if !resp.OK {
+		return nil, remoteError(resp.Error)
+	}
+	return resp.Result, nil
+}
+
+// control asks the supervisor to record a pause or cancel request.
+func (r *labClient) control(ctx context.Context, command string) error {
+	resp, err := r.roundTrip(ctx, labRequest{Control: command})
+	if err != nil {
+		return fmt.Errorf("%s: %w", command, err)
+	}
+	if !resp.OK {
+		return fmt.Errorf("%s: %s: %w", command, resp.Error, ErrInvalid)
+	}
+	return nil
+}
+
+func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { _ = r.conn.SetDeadline(time.Now()) })
+	defer stop()
+	var resp labResponse
+	body, _ := json.Marshal(req)
+	if _, err := r.conn.Write(append(body, '\n')); err != nil {
+		return resp, fmt.Errorf("send to the supervisor: %w", err)
+	}
+	if !r.lines.Scan() {
+		err := r.lines.Err()
+		if err == nil {
+			err = errors.New("the supervisor closed the connection")
+		}
+		return resp, fmt.Errorf("no answer from the supervisor: %w", err)
+	}
+	if err := json.Unmarshal(r.lines.Bytes(), &resp); err != nil {
+		return resp, fmt.Errorf("malformed answer from the supervisor: %w", err)
+	}
+	return resp, nil
+}
+
+// remoteError is a lab call the supervisor refused, in its words.
+type remoteError string
+
+func (e remoteError) Error() string { return string(e) }
+
+// Unwrap makes a refusal an ErrLab, as it is in the supervisor.
+func (e remoteError) Unwrap() error { return ErrLab }

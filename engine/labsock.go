@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// The lab socket: the supervisor serves the lab calls of its study on an
+// abstract unix stream socket, so an agent whose campaign folder is
+// read-only (enclose.go) still records its work, and the supervisor alone
+// writes the store. Abstract names are not files: they reach across a mount
+// namespace that shares the network namespace. Each side checks with
+// SO_PEERCRED that the other runs as our account (the name is derivable).
+//
+// A connection carries requests one after another, each one line of JSON,
+// {"call": NAME, "args": "…"} (the arguments as the text the caller was
+// given, so a malformed one is refused with the same words), answered by
+// one line: the object `lab CALL` prints, {"ok":true,"result":…} or
+// {"ok":false,"error":"…"}.
+
+// maxLabLine bounds one request or answer line: the CLI's 4 MiB of stdin,
+// escaped, plus framing.
+const maxLabLine = 2*(4<<20) + 4096
+
+type labRequest struct {
+	Call    string `json:"call,omitempty"`
+	Args    string `json:"args,omitempty"`
+	Control string `json:"control,omitempty"` // "pause" or "cancel" instead of a call (RequestControl)
+}
+
+type labResponse struct {
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func labAddr(c Campaign) *net.UnixAddr {
+	sum := sha256.Sum256([]byte(c.Dir))
+	return &net.UnixAddr{Name: "@simjecture-lab-" + hex.EncodeToString(sum[:12]), Net: "unix"}
+}
+
+// listenLab opens the campaign's lab socket; nil when it cannot (the
+// agents are then not enclosed: they write the store themselves).
+func listenLab(c Campaign) *net.UnixListener {
+	ln, err := net.ListenUnix("unix", labAddr(c))
+	if err != nil {
+		return nil
+	}
+	return ln
+}
+
+// serveLab answers lab calls on ln until ctx ends, then closes ln and every
+// connection and waits for their goroutines.
+func (sv *Supervisor) serveLab(ctx context.Context, ln *net.UnixListener) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		wg.Go(func() {
+			defer conn.Close()
+			unwatch := context.AfterFunc(ctx, func() { _ = conn.Close() })
+			defer unwatch()
+			sv.serveLabConn(ctx, conn)
+		})
+	}
+}
+
+func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn) {
+	if err := checkPeer(conn); err != nil {
+		sv.log.Warn("lab socket: refused a connection", "err", err)
+		return
+	}
+	lab := &Lab{C: sv.c, S: sv.s, Cores: runtime.NumCPU(), MemMB: sv.opt.MemMB}
+	lines := bufio.NewScanner(conn)
+	lines.Buffer(make([]byte, 0, 64<<10), maxLabLine)
+	enc := json.NewEncoder(conn)
+	for lines.Scan() {
+		var req labRequest
+		resp := labResponse{Error: "malformed lab request"}
+		if err := json.Unmarshal(lines.Bytes(), &req); err == nil {
+			resp = sv.answer(ctx, lab, req)
+		}
+		if err := enc.Encode(resp); err != nil {
+			return
+		}
+	}
+}
+
+// answer runs one request as `lab CALL` would, and wakes the executor after
+// a call that hands it work.
+func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labResponse {
+	if req.Control != "" {
+		return sv.answerControl(ctx, req.Control)
+	}
+	result, err := lab.Call(ctx, req.Call, []byte(req.Args))
+	if err != nil {
+		return labResponse{Error: err.Error()}
+	}
+	body, err := json.Marshal(result)
+	if err != nil {
+		return labResponse{Error: fmt.Sprintf("encode result: %v", err)}
+	}
+	if spec, ok := findCall(req.Call); ok && spec.Wakes {
+		sv.Bus.Notify()
+	}
+	return labResponse{OK: true, Result: body}
+}
+
+// answerControl records a pause or cancel request as RequestControl would.
+func (sv *Supervisor) answerControl(ctx context.Context, command string) labResponse {
+	if command != "pause" && command != "cancel" {
+		return labResponse{Error: fmt.Sprintf("unknown control %q", command)}
+	}
+	if err := setControl(ctx, sv.s, command); err != nil {
+		return labResponse{Error: err.Error()}
+	}
+	sv.Bus.Notify()
+	return labResponse{OK: true, Result: json.RawMessage(`"requested"`)}
+}
+
+// checkPeer refuses a peer that does not run as our account.
+func checkPeer(conn *net.UnixConn) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("peer credentials: %w", err)
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return fmt.Errorf("peer credentials: %w", err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("peer credentials: %w", os.NewSyscallError("getsockopt", cerr))
+	}
+	if cred.Uid != uint32(os.Getuid()) {
+		return fmt.Errorf("peer pid %d runs as uid %d, not %d: %w", cred.Pid, cred.Uid, os.Getuid(), ErrLabPeer)
+	}
+	return nil
+}
+
+// ErrLabPeer marks a lab socket peer that runs as another account.
+var ErrLabPeer = errors.New("lab socket peer is another account")

@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// The record enclosure: an agent's processes see the host as it is, except
+// that the campaign folder is read-only to them but for the folders they
+// work in. It protects the study's record (the store, the artifacts, the
+// reports) from the agent; it is not a sandbox for the agent, which keeps
+// its tools, home, network and /tmp.
+//
+// The launch line is
+//
+//	sh -c 'trap "" TERM; exec "$0" "$@"' bwrap --dev-bind / / --ro-bind DIR DIR
+//	   --bind W W … --unshare-pid --proc /proc --cap-drop ALL --die-with-parent
+//	   -- SELF __enclosed-exec ARGV…
+//
+// The outer bwrap, its init and the agent stay in the process group the
+// caller gave the launcher, so signals to the group reach the agent. bwrap
+// dies on SIGTERM and would take the agent with it at once (die-with-parent),
+// cutting the grace an agent has to save its session; so the shell makes the
+// launcher ignore SIGTERM, and our own binary, exec'd last inside, restores
+// the default before it execs the agent (a Go program handles SIGTERM from
+// its start, and exec resets handled signals). A SIGKILL to the group kills
+// bwrap; the pid namespace dies with it, so the agent's descendants, setsid
+// ones included, die too. The pid namespace and the fresh /proc also keep
+// the agent from reaching the host's mount namespace through
+// /proc/PID/root of a process of the same account, and --cap-drop ALL keeps
+// a root agent from remounting the folder.
+
+// EnclosedArg is the hidden mode, dispatched by main before anything else,
+// that execs its arguments with SIGTERM at its default.
+const EnclosedArg = "__enclosed-exec"
+
+// Enclosure builds enclosed launch lines; the zero value encloses nothing.
+type Enclosure struct {
+	bwrap string // the bwrap executable; "" when the probe failed
+	self  string // this binary, for EnclosedArg
+}
+
+// ProbeEnclosure probes Bubblewrap once; the enclosure is available where
+// the probe passes. self is this binary.
+func ProbeEnclosure(ctx context.Context, self string) Enclosure {
+	if self == "" || !Probe(ctx, Bubblewrap).Available {
+		return Enclosure{}
+	}
+	bwrap, err := bwrapPath()
+	if err != nil {
+		return Enclosure{}
+	}
+	return Enclosure{bwrap: bwrap, self: self}
+}
+
+// Available reports whether the enclosure can be used.
+func (e Enclosure) Available() bool { return e.bwrap != "" }
+
+// Wrap returns argv enclosed: readOnly is read-only to it except the
+// folders in writable. Without an enclosure it returns argv as it is.
+func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []string {
+	if !e.Available() || len(argv) == 0 {
+		return argv
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return argv // starting it fails as it would unenclosed
+	}
+	out := []string{"/bin/sh", "-c", `trap "" TERM; exec "$0" "$@"`, e.bwrap,
+		"--dev-bind", "/", "/", "--ro-bind", readOnly, readOnly}
+	for _, w := range writable {
+		out = append(out, "--bind", w, w)
+	}
+	out = append(out, "--unshare-pid", "--proc", "/proc", "--cap-drop", "ALL", "--die-with-parent",
+		"--", e.self, EnclosedArg, path)
+	return append(out, argv[1:]...)
+}
+
+// EnclosedMain is the EnclosedArg mode: it execs args[0] (looked up on
+// PATH) with args and the environment as they are. Go handles SIGTERM from
+// its start, so the exec resets it to the default the launcher ignored.
+func EnclosedMain(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "simjecture: "+EnclosedArg+" needs a program")
+		return 2
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "simjecture: start agent %s: %v\n", args[0], err)
+		return 127
+	}
+	err = syscall.Exec(path, args, os.Environ())
+	fmt.Fprintf(os.Stderr, "simjecture: start agent %s: %v\n", args[0], err)
+	return 126
+}
