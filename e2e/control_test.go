@@ -132,6 +132,9 @@ func TestPauseDuringAgentTurn(t *testing.T) {
 				b, err := os.ReadFile(pidFile)
 				return err == nil && json.Unmarshal(b, &pid) == nil && pid > 0
 			})
+			if pid = hostPid(pid, filepath.Join(c.dir, "research")); pid == 0 {
+				t.Fatal("the agent that wrote agent.pid is not alive in its turn")
+			}
 			t.Cleanup(func() {
 				if alive(pid) {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
