@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,89 +14,6 @@ import (
 	"github.com/simjecture/simjecture/provider/scripted"
 	"github.com/simjecture/simjecture/sandbox"
 )
-
-func cmdDoctor(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("doctor", io)
-	backend := fs.String("execution-backend", "", "probe one backend: "+strings.Join(executionBackendNames(), ", "))
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
-	}
-	if fs.Changed("execution-backend") {
-		b, err := sandbox.ParseBackend(*backend)
-		if err != nil {
-			return fail(io, fmt.Errorf("--execution-backend: %v: %w", err, engine.ErrInvalid))
-		}
-		rep := doctorReport(ctx, b)
-		printReport(io, rep, *asJSON)
-		if rep.Available {
-			return exitOK
-		}
-		return exitAttention
-	}
-	return doctorAll(ctx, io, *asJSON)
-}
-
-// doctorReport probes one backend; only auto names a selected backend.
-func doctorReport(ctx context.Context, b sandbox.Backend) sandbox.Report {
-	rep := sandbox.Select(ctx, b)
-	if b != sandbox.Auto {
-		rep.Selected = ""
-	}
-	return rep
-}
-
-func printReport(io stdio, rep sandbox.Report, asJSON bool) {
-	if asJSON {
-		printJSON(io.out, rep)
-		return
-	}
-	state := "available"
-	if !rep.Available {
-		state = "NOT available"
-	}
-	fmt.Fprintf(io.out, "%-20s %s — %s\n", rep.Backend, state, rep.Reason)
-	if rep.Remedy != "" && !rep.Available {
-		fmt.Fprintf(io.out, "%-20s remedy: %s\n", "", rep.Remedy)
-	}
-	if rep.Selected != "" {
-		fmt.Fprintf(io.out, "%-20s auto selects: %s\n", "", rep.Selected)
-	}
-	if rep.Warning != "" {
-		fmt.Fprintf(io.out, "%-20s WARNING: %s\n", "", rep.Warning)
-	}
-}
-
-func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
-	var reports []sandbox.Report
-	for _, b := range doctorOrder() {
-		reports = append(reports, doctorReport(ctx, b))
-	}
-	agents := map[string]string{}
-	for _, name := range []string{"codex", "python3"} {
-		if p, err := exec.LookPath(name); err == nil {
-			agents[name] = p
-		}
-	}
-	auto := reports[len(reports)-1]
-	if asJSON {
-		printJSON(io.out, map[string]any{"backends": reports, "agent_clis": agents, "auto": auto.Selected})
-	} else {
-		for _, r := range reports {
-			printReport(io, r, false)
-		}
-		for name, p := range agents {
-			fmt.Fprintf(io.out, "found %s at %s\n", name, p)
-		}
-	}
-	if auto.Available && auto.Selected != "" {
-		return exitOK
-	}
-	return exitAttention
-}
 
 func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("demo", io)
@@ -156,15 +71,4 @@ func createDemo(ctx context.Context, c engine.Campaign) error {
 // newDemoDir is a new demo folder under the workspace root, named by the time.
 func newDemoDir() string {
 	return filepath.Join(workspaceRoot(), "demo-"+time.Now().UTC().Format("20060102-150405"))
-}
-
-func workspaceRoot() string {
-	if w := os.Getenv("SIMJECTURE_WORKSPACE"); w != "" {
-		return w
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "simjecture-studies"
-	}
-	return filepath.Join(home, "simjecture", "studies")
 }

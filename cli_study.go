@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/sandbox"
-	"github.com/simjecture/simjecture/tui"
 )
 
 // studyFlags are the flags of study (contract section 2).
@@ -25,15 +21,6 @@ type studyFlags struct {
 	batch    bool
 	jsonl    bool
 	fs       *pflag.FlagSet
-}
-
-func newFlagSet(name string, io stdio) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.Usage = func() {
-		fmt.Fprintf(io.err, "Usage of simjecture %s:\n%s", name, fs.FlagUsages())
-	}
-	return fs
 }
 
 func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
@@ -63,13 +50,6 @@ func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
 		return nil, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage)
 	}
 	return f, nil
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
 
 func cmdStudy(ctx context.Context, args []string, io stdio) int {
@@ -190,102 +170,4 @@ func envFor(flag string) string {
 		return "SIMJECTURE_DEFAULT_CAPABILITIES"
 	}
 	return "SIMJECTURE_UNSET_" + flag
-}
-
-func cmdResume(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("resume", io)
-	campaign := fs.String("campaign", "", "campaign folder (required)")
-	batch := fs.Bool("batch", false, "run headless")
-	jsonl := fs.Bool("jsonl", false, "with --batch: one JSON event per line on stdout")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
-	}
-	c, err := engine.NewCampaign(*campaign)
-	if err != nil {
-		return fail(io, err)
-	}
-	if !c.Exists() {
-		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
-	}
-	return supervise(ctx, c, *batch, *jsonl, io)
-}
-
-// supervise runs the study until it stops — headless with batch (or without
-// a terminal), else in the dashboard — and maps its final status to the exit code.
-func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io stdio) int {
-	sup, err := openStudy(ctx, c)
-	if err != nil {
-		return fail(io, err)
-	}
-	defer sup.Close()
-	var final string
-	if batch || jsonl || !isTerminal(io.out) || !isTerminalReader(io.in) {
-		announceBackend(io, sup.Contract())
-		final, err = runHeadless(ctx, sup, jsonl, io)
-	} else {
-		final, err = runDashboard(ctx, sup, io)
-	}
-	if err != nil {
-		return fail(io, err)
-	}
-	return exitFor(final)
-}
-
-func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (string, error) {
-	view := sup.View()
-	from, _ := view.LastSeq(ctx)
-	h := &tui.Headless{View: view, Stdout: io.out, Stderr: io.err, JSONL: jsonl, From: from, TTY: isTerminal(io.err)}
-	viewCtx, stopView := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = h.Run(viewCtx) })
-	final, err := sup.Run(ctx)
-	stopView()
-	wg.Wait()
-	_ = h.Drain(context.WithoutCancel(ctx))
-	h.Finish(context.WithoutCancel(ctx), final)
-	return final, err
-}
-
-func exitFor(final string) int {
-	switch final {
-	case engine.StatusBudgetExhausted:
-		return exitBudget
-	case engine.StatusPausedExternalError:
-		return exitAttention
-	}
-	return exitOK
-}
-
-// openStudy opens a supervisor for the study in c (engine.OpenStudy) with
-// this binary and this machine's cores and memory.
-func openStudy(ctx context.Context, c engine.Campaign) (*engine.Supervisor, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own binary: %w", err)
-	}
-	return engine.OpenStudy(ctx, c, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
-}
-
-func announceBackend(io stdio, k engine.Contract) {
-	fmt.Fprintf(io.err, "Execution backend: %s", k.ExecutionBackend)
-	if sandbox.IsCooperative(k.ExecutionBackend) {
-		fmt.Fprintf(io.err, " — WARNING: %s", sandbox.CooperativeClause)
-	}
-	fmt.Fprintln(io.err)
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
-}
-
-func memoryMB() int64 {
-	var si syscallSysinfo
-	if err := sysinfo(&si); err != nil {
-		return 0
-	}
-	return int64(si.Totalram) * int64(si.Unit) >> 20
 }

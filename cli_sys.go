@@ -1,6 +1,8 @@
 package main
 
-import "syscall"
+import (
+	"syscall"
+)
 
 type syscallSysinfo = syscall.Sysinfo_t
 

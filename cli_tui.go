@@ -49,32 +49,6 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 	return exitOK
 }
 
-// runDashboard shows the dashboard for a study this process supervises.
-// It runs sup.Run itself (the caller must not), lets the operator pause,
-// resume and cancel it, and returns when the operator leaves: a study still
-// running then is paused first (after asking), so final is its status at
-// that point ("paused", or the status the study ended with). The caller
-// still owns sup and closes it. Without a terminal on stdin and stdout it
-// falls back to the headless status line.
-func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final string, err error) {
-	if !isTerminal(io.out) || !isTerminalReader(io.in) {
-		return runHeadless(ctx, sup, false, io)
-	}
-	opt := tuiOptions(io)
-	opt.Supervisor = sup
-	final, err = tui.Run(ctx, opt)
-	if err != nil && errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	if final == "" {
-		snap, serr := sup.View().DisplaySnapshot(context.WithoutCancel(ctx))
-		if serr == nil {
-			final = snap.Status
-		}
-	}
-	return final, err
-}
-
 // tuiOptions wires the UI to this binary: launching a supervisor with the
 // study's agent, and creating the demo.
 func tuiOptions(io stdio) tui.Options {
