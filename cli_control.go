@@ -7,11 +7,18 @@ import (
 	"github.com/simjecture/simjecture/engine"
 )
 
+// cmdControl is pause or cancel: it asks the supervisor of a study, in any
+// process, to stop, or stops a study no supervisor runs.
 func cmdControl(command string) func(context.Context, []string, stdio) int {
 	return func(ctx context.Context, args []string, io stdio) int {
-		c, _, code, ok := parseCampaignOnly(command, args, io)
-		if !ok {
+		fs := newFlagSet(command, io)
+		campaign := campaignFlag(fs)
+		if code, done := parse(fs, args, 0, io); done {
 			return code
+		}
+		c, err := engine.NewCampaign(*campaign)
+		if err != nil {
+			return fail(io, err)
 		}
 		status, err := engine.Control(ctx, c, nil, engine.Command(command))
 		if err != nil {

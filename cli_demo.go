@@ -2,31 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/provider/scripted"
-	"github.com/simjecture/simjecture/sandbox"
 )
 
+// cmdDemo creates the bundled demo study in DIR (default: a new folder
+// under the workspace root), unless one is there, and runs it.
 func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("demo", io)
 	batch := fs.Bool("batch", false, "run headless")
 	jsonl := fs.Bool("jsonl", false, "one JSON event per line on stdout")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
-	}
-	if fs.NArg() > 1 {
-		return fail(io, fmt.Errorf("demo takes at most one folder: %w", errUsage))
+	if code, done := parse(fs, args, 1, io); done {
+		return code
 	}
 	dir := fs.Arg(0)
 	if dir == "" {
@@ -45,26 +36,13 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	return supervise(ctx, c, *batch, *jsonl, io)
 }
 
+// createDemo creates the bundled demo study in c: the scripted agent, with
+// the fallback execution backend unless the environment names one.
 func createDemo(ctx context.Context, c engine.Campaign) error {
-	tmp, err := os.MkdirTemp("", "simjecture-demo-")
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	hyp, ins := filepath.Join(tmp, "hypothesis.txt"), filepath.Join(tmp, "instructions.txt")
-	if err := os.WriteFile(hyp, []byte(scripted.DemoHypothesis()), 0o644); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	if err := os.WriteFile(ins, []byte(scripted.DemoInstructions()), 0o644); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(c.Dir), 0o755); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	req := engine.Request{HypothesisFile: hyp, InstructionsFile: ins, Mode: "minimal", AgentBackend: "scripted",
+	req := engine.Request{Mode: "minimal", AgentBackend: "scripted",
 		ExecutionBackend: envOr("SIMJECTURE_DEFAULT_EXECUTION_BACKEND", "auto"), CompletionPolicy: "repair",
 		WallSeconds: 900, TurnSeconds: 120}
-	_, err = engine.CreateStudy(ctx, c, req, sandbox.Select)
+	_, err := engine.CreateStudyText(ctx, c, req, scripted.DemoHypothesis(), scripted.DemoInstructions())
 	return err
 }
 

@@ -2,26 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/sandbox"
 )
 
+// cmdDoctor probes the execution backends, or one with --execution-backend:
+// exit 0 when it (or, for all, auto) finds a usable one, else 1.
 func cmdDoctor(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("doctor", io)
 	backend := fs.String("execution-backend", "", "probe one backend: "+strings.Join(executionBackendNames(), ", "))
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
+	if code, done := parse(fs, args, 0, io); done {
+		return code
 	}
 	if fs.Changed("execution-backend") {
 		b, err := sandbox.ParseBackend(*backend)

@@ -8,10 +8,18 @@ import (
 	"github.com/simjecture/simjecture/engine"
 )
 
+// cmdStatus prints one snapshot of a study, as text or (--json) contract
+// section 6's JSON.
 func cmdStatus(ctx context.Context, args []string, io stdio) int {
-	c, flags, code, ok := parseCampaignOnly("status", args, io, "json")
-	if !ok {
+	fs := newFlagSet("status", io)
+	campaign := campaignFlag(fs)
+	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
+	if code, done := parse(fs, args, 0, io); done {
 		return code
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return fail(io, err)
 	}
 	v, err := engine.OpenView(ctx, c)
 	if err != nil {
@@ -22,7 +30,7 @@ func cmdStatus(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return fail(io, err)
 	}
-	if flags["json"] {
+	if *asJSON {
 		return printJSON(io.out, snap)
 	}
 	fmt.Fprintln(io.out, statusText(snap))

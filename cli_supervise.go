@@ -13,6 +13,8 @@ import (
 	"github.com/simjecture/simjecture/tui"
 )
 
+// Running a study in this process, shared by study, resume and demo.
+
 // supervise runs the study until it stops — headless with batch (or without
 // a terminal), else in the dashboard — and maps its final status to the exit code.
 func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io stdio) int {
@@ -22,7 +24,7 @@ func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io std
 	}
 	defer sup.Close()
 	var final string
-	if batch || jsonl || !isTerminal(io.out) || !isTerminalReader(io.in) {
+	if batch || jsonl || !interactive(io) {
 		announceBackend(io, sup.Contract())
 		final, err = runHeadless(ctx, sup, jsonl, io)
 	} else {
@@ -34,6 +36,8 @@ func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io std
 	return exitFor(final)
 }
 
+// runHeadless runs sup while printing its status line (or, with jsonl, its
+// events) and returns its final status.
 func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (string, error) {
 	view := sup.View()
 	from, _ := view.LastSeq(ctx)
@@ -49,6 +53,7 @@ func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io std
 	return final, err
 }
 
+// exitFor is the exit code of a study that stopped with status final.
 func exitFor(final string) int {
 	switch final {
 	case engine.StatusBudgetExhausted:
@@ -85,7 +90,7 @@ func announceBackend(io stdio, k engine.Contract) {
 // still owns sup and closes it. Without a terminal on stdin and stdout it
 // falls back to the headless status line.
 func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final string, err error) {
-	if !isTerminal(io.out) || !isTerminalReader(io.in) {
+	if !interactive(io) {
 		return runHeadless(ctx, sup, false, io)
 	}
 	opt := tuiOptions(io)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/tui"
 )
@@ -19,16 +17,10 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("tui", io)
 	campaign := fs.String("campaign", "", "open the dashboard of the study in this folder")
 	readOnly := fs.Bool("read-only", false, "watch only: disable pause, resume, cancel and new studies")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
+	if code, done := parse(fs, args, 0, io); done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(io, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage))
-	}
-	if !isTerminal(io.out) || !isTerminalReader(io.in) {
+	if !interactive(io) {
 		return fail(io, fmt.Errorf("the terminal UI needs a terminal; use `simjecture status`, `watch` or `--batch`: %w", errUsage))
 	}
 	opt := tuiOptions(io)
@@ -75,5 +67,3 @@ func launchSupervisor(ctx context.Context, dir string) (*engine.Supervisor, erro
 	}
 	return openStudy(ctx, c)
 }
-
-func isTerminalReader(r any) bool { return isTerminal(r) }

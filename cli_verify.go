@@ -7,10 +7,17 @@ import (
 	"github.com/simjecture/simjecture/engine"
 )
 
+// cmdVerify re-hashes every sealed input and artifact of a study and checks
+// its event chain: exit 0 when intact, 1 with the findings.
 func cmdVerify(ctx context.Context, args []string, io stdio) int {
-	c, _, code, ok := parseCampaignOnly("verify", args, io)
-	if !ok {
+	fs := newFlagSet("verify", io)
+	campaign := campaignFlag(fs)
+	if code, done := parse(fs, args, 0, io); done {
 		return code
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return fail(io, err)
 	}
 	s, err := c.Open(ctx)
 	if err != nil {

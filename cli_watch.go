@@ -11,10 +11,18 @@ import (
 	"github.com/simjecture/simjecture/engine"
 )
 
+// cmdWatch prints a study's events until it stops: every event is printed
+// and no supervisor owns the study.
 func cmdWatch(ctx context.Context, args []string, io stdio) int {
-	c, flags, code, ok := parseCampaignOnly("watch", args, io, "jsonl")
-	if !ok {
+	fs := newFlagSet("watch", io)
+	campaign := campaignFlag(fs)
+	jsonl := fs.Bool("jsonl", false, "one JSON event per line")
+	if code, done := parse(fs, args, 0, io); done {
 		return code
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return fail(io, err)
 	}
 	v, err := engine.OpenView(ctx, c)
 	if err != nil {
@@ -27,12 +35,7 @@ func cmdWatch(ctx context.Context, args []string, io stdio) int {
 	var wg sync.WaitGroup
 	wg.Go(func() { stopWhenIdle(wctx, c, v, &printed, stop) })
 	err = v.Follow(wctx, 0, func(ev engine.Event) error {
-		if flags["jsonl"] {
-			b, _ := json.Marshal(ev)
-			fmt.Fprintf(io.out, "%s\n", b)
-		} else {
-			fmt.Fprintf(io.out, "%s %-28s %s\n", ev.Time, ev.Type, ev.Payload)
-		}
+		printEvent(io, ev, *jsonl)
 		printed.Store(ev.Seq)
 		return nil
 	})
@@ -61,4 +64,14 @@ func stopWhenIdle(ctx context.Context, c engine.Campaign, v *engine.View, printe
 			return
 		}
 	}
+}
+
+// printEvent prints one event on stdout: a JSON line, or time, type and payload.
+func printEvent(io stdio, ev engine.Event, jsonl bool) {
+	if jsonl {
+		b, _ := json.Marshal(ev)
+		fmt.Fprintf(io.out, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(io.out, "%s %-28s %s\n", ev.Time, ev.Type, ev.Payload)
 }
