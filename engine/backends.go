@@ -6,6 +6,9 @@ import (
 	"github.com/simjecture/simjecture/sandbox"
 )
 
+// Execution backends as user interfaces show and probe them, from the
+// sandbox's backend table (engine re-exports it: tui imports only engine).
+
 // BackendProbe is one execution backend choice with its live probe result.
 type BackendProbe struct {
 	Backend     string // auto or a name from ExecutionBackends

@@ -12,6 +12,9 @@ import (
 	"github.com/simjecture/simjecture/sandbox"
 )
 
+// The workspace: the studies under a root folder, and creating a study
+// from typed-in text.
+
 // StudyEntry is one study under a workspace root, as the home screen lists it.
 type StudyEntry struct {
 	Dir              string
