@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,7 +73,7 @@ func checkImports(t *testing.T, from, path string, imports []string) {
 	for _, imp := range imports {
 		if strings.HasPrefix(imp, module) {
 			to := topLevel(imp)
-			if to != from && !contains(ok, to) {
+			if to != from && !slices.Contains(ok, to) {
 				t.Errorf("%s imports %s: %s may not depend on %s", path, imp, from, to)
 			}
 		}
@@ -82,13 +83,4 @@ func checkImports(t *testing.T, from, path string, imports []string) {
 			}
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -14,10 +14,7 @@ import (
 func TestAgentBackendsInTheCLI(t *testing.T) {
 	t.Parallel()
 	var errOut bytes.Buffer
-	f, err := parseStudyFlags(nil, stdio{out: &bytes.Buffer{}, err: &errOut})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newStudyFlags(stdio{out: &bytes.Buffer{}, err: &errOut})
 	help := f.fs.Lookup("backend").Usage
 	for _, b := range engine.AgentBackends() {
 		if !strings.Contains(help, b.Name) {

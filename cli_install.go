@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/pflag"
-
 	"github.com/simjecture/simjecture/installer"
 )
 
@@ -19,14 +17,8 @@ func cmdInstall(ctx context.Context, args []string, io stdio) int {
 		" for a dedicated account; ~/.local/share/simjecture, or /usr/local/lib/simjecture for root, for the current user)")
 	account := fs.String("account", installer.DefaultAccount, "the dedicated account to create or reuse (root on a host where Bubblewrap fails)")
 	noPkgs := fs.Bool("no-system-packages", false, "never install PRoot or Bubblewrap with the system package manager")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
-	}
-	if fs.NArg() > 0 {
-		return fail(io, fmt.Errorf("install takes no arguments, got %q: %w", fs.Arg(0), errUsage))
+	if code, done := parse(fs, args, 0, io); done {
+		return code
 	}
 	err := installer.Run(ctx, installer.Options{
 		Prefix: *prefix, Account: *account, AccountSet: fs.Changed("account"),

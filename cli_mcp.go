@@ -15,9 +15,14 @@ import (
 // cmdMCP serves the lab calls of a study over MCP on stdio until the client
 // closes stdin (contract section 2: `simjecture mcp --campaign DIR`).
 func cmdMCP(ctx context.Context, args []string, io stdio) int {
-	c, _, code, ok := parseCampaignOnly("mcp", args, io)
-	if !ok {
+	fs := newFlagSet("mcp", io)
+	campaign := campaignFlag(fs)
+	if code, done := parse(fs, args, 0, io); done {
 		return code
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return fail(io, err)
 	}
 	if !c.Exists() {
 		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))

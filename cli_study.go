@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
-	"sync"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/sandbox"
-	"github.com/simjecture/simjecture/tui"
 )
 
 // studyFlags are the flags of study (contract section 2).
@@ -27,58 +24,37 @@ type studyFlags struct {
 	fs       *pflag.FlagSet
 }
 
-func newFlagSet(name string, io stdio) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.err)
-	fs.Usage = func() {
-		fmt.Fprintf(io.err, "Usage of simjecture %s:\n%s", name, fs.FlagUsages())
-	}
-	return fs
-}
-
-func parseStudyFlags(args []string, io stdio) (*studyFlags, error) {
+// newStudyFlags defines the flags of study; defaults may come from the
+// environment (envDefaults).
+func newStudyFlags(io stdio) *studyFlags {
 	f := &studyFlags{fs: newFlagSet("study", io)}
 	fs, r := f.fs, &f.req
 	fs.StringVar(&f.campaign, "campaign", "", "campaign folder (required)")
 	fs.StringVar(&r.HypothesisFile, "hypothesis-file", "", "the hypothesis (new study)")
 	fs.StringVar(&r.InstructionsFile, "instructions-file", "", "the operator's instructions (new study)")
 	fs.StringVar(&r.Mode, "mode", "minimal", "minimal, structured or frontier")
-	fs.StringVar(&r.AgentBackend, "backend", envOr("SIMJECTURE_DEFAULT_BACKEND", "codex"), backendHelp())
-	fs.StringVar(&r.Model, "model", os.Getenv("SIMJECTURE_DEFAULT_MODEL"), "model (backend default)")
+	fs.StringVar(&r.AgentBackend, "backend", envDefault("backend", "codex"), backendHelp())
+	fs.StringVar(&r.Model, "model", envDefault("model", ""), "model (backend default)")
 	fs.StringVar(&r.JudgeModel, "judge-model", "", "reviewer model (default: --model)")
 	fs.StringVar(&r.Executable, "executable", "", "agent program (command backend)")
 	fs.StringVar(&r.ProviderConfig, "provider-config", "", "api backend connection file (base_url, api_key; mode 0600)")
-	fs.StringVar(&r.ExecutionBackend, "execution-backend", envOr("SIMJECTURE_DEFAULT_EXECUTION_BACKEND", string(sandbox.Bubblewrap)),
+	fs.StringVar(&r.ExecutionBackend, "execution-backend", envDefault("execution-backend", string(sandbox.Bubblewrap)),
 		executionBackendHelp())
-	fs.StringVar(&r.Capabilities, "capabilities", os.Getenv("SIMJECTURE_DEFAULT_CAPABILITIES"), "capability manifests folder")
+	fs.StringVar(&r.Capabilities, "capabilities", envDefault("capabilities", ""), "capability manifests folder")
 	fs.StringVar(&r.CompletionPolicy, "completion-policy", "repair", "repair or answer")
 	fs.Int64Var(&r.WallSeconds, "wall-seconds", 3600, "absolute study budget in seconds")
 	fs.Int64Var(&r.TurnSeconds, "turn-seconds", 600, "allowance of one agent turn")
 	fs.BoolVar(&f.batch, "batch", false, "run headless")
 	fs.BoolVar(&f.jsonl, "jsonl", false, "with --batch: one JSON event per line on stdout")
-	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, errUsage)
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage)
-	}
-	return f, nil
+	return f
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
+// cmdStudy starts a new study in --campaign, or resumes the one there after
+// checking the given flags against its frozen contract, and supervises it.
 func cmdStudy(ctx context.Context, args []string, io stdio) int {
-	f, err := parseStudyFlags(args, io)
-	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return fail(io, err)
+	f := newStudyFlags(io)
+	if code, done := parse(f.fs, args, 0, io); done {
+		return code
 	}
 	if err := checkEnvDefaults(f.fs); err != nil {
 		return fail(io, err)
@@ -97,39 +73,75 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 	return supervise(ctx, c, f.batch, f.jsonl, io)
 }
 
+// envDefaults are the study flags whose default a SIMJECTURE_DEFAULT_*
+// variable sets (contract section 2), in the order their values are
+// checked; check (nil: none) refuses a value, naming what it must be.
+var envDefaults = []struct {
+	flag, env string
+	check     func(string) error
+}{
+	{"execution-backend", "SIMJECTURE_DEFAULT_EXECUTION_BACKEND", oneOf(executionBackendNames)},
+	{"backend", "SIMJECTURE_DEFAULT_BACKEND", oneOf(engine.AgentBackendNames)},
+	{"capabilities", "SIMJECTURE_DEFAULT_CAPABILITIES", isFolder},
+	{"model", "SIMJECTURE_DEFAULT_MODEL", nil},
+}
+
+// envDefault is the default of a study flag: its variable's value if set,
+// else def.
+func envDefault(flag, def string) string {
+	for _, d := range envDefaults {
+		if d.flag == flag {
+			return envOr(d.env, def)
+		}
+	}
+	return def
+}
+
+// fromEnv reports whether a study flag's value came from its variable.
+func fromEnv(fs *pflag.FlagSet, flag string) bool {
+	for _, d := range envDefaults {
+		if d.flag == flag {
+			return !fs.Changed(flag) && os.Getenv(d.env) != ""
+		}
+	}
+	return false
+}
+
 // checkEnvDefaults validates the values taken from SIMJECTURE_DEFAULT_*
 // variables before use, naming the variable (an explicit flag wins).
 func checkEnvDefaults(fs *pflag.FlagSet) error {
-	checks := []struct {
-		flag, env string
-		allowed   []string
-	}{
-		{"execution-backend", "SIMJECTURE_DEFAULT_EXECUTION_BACKEND", executionBackendNames()},
-		{"backend", "SIMJECTURE_DEFAULT_BACKEND", engine.AgentBackendNames()},
-	}
-	for _, c := range checks {
-		v := os.Getenv(c.env)
-		if v == "" || fs.Changed(c.flag) {
+	for _, d := range envDefaults {
+		if d.check == nil || !fromEnv(fs, d.flag) {
 			continue
 		}
-		ok := false
-		for _, a := range c.allowed {
-			ok = ok || a == v
-		}
-		if !ok {
-			return fmt.Errorf("%s=%q: choose one of %s: %w", c.env, v, strings.Join(c.allowed, ", "), engine.ErrInvalid)
-		}
-	}
-	if d := os.Getenv("SIMJECTURE_DEFAULT_CAPABILITIES"); d != "" && !fs.Changed("capabilities") {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return fmt.Errorf("SIMJECTURE_DEFAULT_CAPABILITIES=%q is not a folder: %w", d, engine.ErrInvalid)
+		v := os.Getenv(d.env)
+		if err := d.check(v); err != nil {
+			return fmt.Errorf("%s=%q: %w: %w", d.env, v, err, engine.ErrInvalid)
 		}
 	}
 	return nil
 }
 
-// checkResumeFlags refuses any explicitly given flag that differs from the
-// frozen contract, naming the field.
+// oneOf refuses a value that is not one of names().
+func oneOf(names func() []string) func(string) error {
+	return func(v string) error {
+		if slices.Contains(names(), v) {
+			return nil
+		}
+		return fmt.Errorf("choose one of %s", strings.Join(names(), ", "))
+	}
+}
+
+// isFolder refuses a path that is not a folder.
+func isFolder(p string) error {
+	if st, err := os.Stat(p); err != nil || !st.IsDir() {
+		return errors.New("not a folder")
+	}
+	return nil
+}
+
+// checkResumeFlags refuses any given flag (on the command line or through
+// its variable) that differs from the frozen contract, naming the field.
 func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) error {
 	s, err := c.Open(ctx)
 	if err != nil {
@@ -140,10 +152,21 @@ func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) err
 	if err != nil {
 		return err
 	}
-	given := engine.Request{}
-	r := f.req
+	if err := engine.CheckFrozen(k, givenRequest(f)); err != nil {
+		return err
+	}
+	if err := engine.CheckFrozenFile("hypothesis", f.req.HypothesisFile, k.HypothesisSHA256); err != nil {
+		return err
+	}
+	return engine.CheckFrozenFile("instructions", f.req.InstructionsFile, k.InstructionsSHA256)
+}
+
+// givenRequest is the part of the request the operator chose: every other
+// field is zero, which CheckFrozen does not compare.
+func givenRequest(f *studyFlags) engine.Request {
+	given, r := engine.Request{}, f.req
 	set := func(name string, dst *string, v string) {
-		if f.fs.Changed(name) || (os.Getenv(envFor(name)) != "" && v != "") {
+		if f.fs.Changed(name) || fromEnv(f.fs, name) {
 			*dst = v
 		}
 	}
@@ -169,123 +192,5 @@ func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) err
 	if f.fs.Changed("turn-seconds") {
 		given.TurnSeconds = r.TurnSeconds
 	}
-	if err := engine.CheckFrozen(k, given); err != nil {
-		return err
-	}
-	if err := engine.CheckFrozenFile("hypothesis", r.HypothesisFile, k.HypothesisSHA256); err != nil {
-		return err
-	}
-	return engine.CheckFrozenFile("instructions", r.InstructionsFile, k.InstructionsSHA256)
-}
-
-func envFor(flag string) string {
-	switch flag {
-	case "backend":
-		return "SIMJECTURE_DEFAULT_BACKEND"
-	case "model":
-		return "SIMJECTURE_DEFAULT_MODEL"
-	case "execution-backend":
-		return "SIMJECTURE_DEFAULT_EXECUTION_BACKEND"
-	case "capabilities":
-		return "SIMJECTURE_DEFAULT_CAPABILITIES"
-	}
-	return "SIMJECTURE_UNSET_" + flag
-}
-
-func cmdResume(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("resume", io)
-	campaign := fs.String("campaign", "", "campaign folder (required)")
-	batch := fs.Bool("batch", false, "run headless")
-	jsonl := fs.Bool("jsonl", false, "with --batch: one JSON event per line on stdout")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
-	}
-	c, err := engine.NewCampaign(*campaign)
-	if err != nil {
-		return fail(io, err)
-	}
-	if !c.Exists() {
-		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
-	}
-	return supervise(ctx, c, *batch, *jsonl, io)
-}
-
-// supervise runs the study until it stops — headless with batch (or without
-// a terminal), else in the dashboard — and maps its final status to the exit code.
-func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io stdio) int {
-	sup, err := openStudy(ctx, c)
-	if err != nil {
-		return fail(io, err)
-	}
-	defer sup.Close()
-	var final string
-	if batch || jsonl || !isTerminal(io.out) || !isTerminalReader(io.in) {
-		announceBackend(io, sup.Contract())
-		final, err = runHeadless(ctx, sup, jsonl, io)
-	} else {
-		final, err = runDashboard(ctx, sup, io)
-	}
-	if err != nil {
-		return fail(io, err)
-	}
-	return exitFor(final)
-}
-
-func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (string, error) {
-	view := sup.View()
-	from, _ := view.LastSeq(ctx)
-	h := &tui.Headless{View: view, Stdout: io.out, Stderr: io.err, JSONL: jsonl, From: from, TTY: isTerminal(io.err)}
-	viewCtx, stopView := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = h.Run(viewCtx) })
-	final, err := sup.Run(ctx)
-	stopView()
-	wg.Wait()
-	_ = h.Drain(context.WithoutCancel(ctx))
-	h.Finish(context.WithoutCancel(ctx), final)
-	return final, err
-}
-
-func exitFor(final string) int {
-	switch final {
-	case engine.StatusBudgetExhausted:
-		return exitBudget
-	case engine.StatusPausedExternalError:
-		return exitAttention
-	}
-	return exitOK
-}
-
-// openStudy opens a supervisor for the study in c (engine.OpenStudy) with
-// this binary and this machine's cores and memory.
-func openStudy(ctx context.Context, c engine.Campaign) (*engine.Supervisor, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own binary: %w", err)
-	}
-	return engine.OpenStudy(ctx, c, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
-}
-
-func announceBackend(io stdio, k engine.Contract) {
-	fmt.Fprintf(io.err, "Execution backend: %s", k.ExecutionBackend)
-	if sandbox.IsCooperative(k.ExecutionBackend) {
-		fmt.Fprintf(io.err, " — WARNING: %s", sandbox.CooperativeClause)
-	}
-	fmt.Fprintln(io.err)
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
-}
-
-func memoryMB() int64 {
-	var si syscallSysinfo
-	if err := sysinfo(&si); err != nil {
-		return 0
-	}
-	return int64(si.Totalram) * int64(si.Unit) >> 20
+	return given
 }

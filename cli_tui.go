@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/tui"
 )
@@ -19,16 +17,10 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("tui", io)
 	campaign := fs.String("campaign", "", "open the dashboard of the study in this folder")
 	readOnly := fs.Bool("read-only", false, "watch only: disable pause, resume, cancel and new studies")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return fail(io, fmt.Errorf("%v: %w", err, errUsage))
+	if code, done := parse(fs, args, 0, io); done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(io, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage))
-	}
-	if !isTerminal(io.out) || !isTerminalReader(io.in) {
+	if !interactive(io) {
 		return fail(io, fmt.Errorf("the terminal UI needs a terminal; use `simjecture status`, `watch` or `--batch`: %w", errUsage))
 	}
 	opt := tuiOptions(io)
@@ -47,32 +39,6 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	return exitOK
-}
-
-// runDashboard shows the dashboard for a study this process supervises.
-// It runs sup.Run itself (the caller must not), lets the operator pause,
-// resume and cancel it, and returns when the operator leaves: a study still
-// running then is paused first (after asking), so final is its status at
-// that point ("paused", or the status the study ended with). The caller
-// still owns sup and closes it. Without a terminal on stdin and stdout it
-// falls back to the headless status line.
-func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final string, err error) {
-	if !isTerminal(io.out) || !isTerminalReader(io.in) {
-		return runHeadless(ctx, sup, false, io)
-	}
-	opt := tuiOptions(io)
-	opt.Supervisor = sup
-	final, err = tui.Run(ctx, opt)
-	if err != nil && errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	if final == "" {
-		snap, serr := sup.View().DisplaySnapshot(context.WithoutCancel(ctx))
-		if serr == nil {
-			final = snap.Status
-		}
-	}
-	return final, err
 }
 
 // tuiOptions wires the UI to this binary: launching a supervisor with the
@@ -101,5 +67,3 @@ func launchSupervisor(ctx context.Context, dir string) (*engine.Supervisor, erro
 	}
 	return openStudy(ctx, c)
 }
-
-func isTerminalReader(r any) bool { return isTerminal(r) }

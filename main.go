@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/simjecture/simjecture/engine"
@@ -112,6 +113,8 @@ func fail(io stdio, err error) int {
 
 var errUsage = errors.New("usage")
 
+// oneLine is the message of err on one line, without the sentinel suffixes
+// its exit code already says.
 func oneLine(err error) string {
 	msg := err.Error()
 	for _, suffix := range []string{": " + engine.ErrInvalid.Error(), ": " + errUsage.Error(), ": " + engine.ErrLab.Error()} {
@@ -119,12 +122,5 @@ func oneLine(err error) string {
 			msg = msg[:len(msg)-len(suffix)]
 		}
 	}
-	out := []rune{}
-	for _, r := range msg {
-		if r == '\n' || r == '\r' {
-			r = ' '
-		}
-		out = append(out, r)
-	}
-	return string(out)
+	return strings.NewReplacer("\n", " ", "\r", " ").Replace(msg)
 }

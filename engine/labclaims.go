@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,7 +146,7 @@ func checkReviewArgs(a ReviewArgs) error {
 		return fmt.Errorf("a supported review needs challenge {strategy, experiments, outcome}: %w", ErrLab)
 	}
 	for _, id := range ch.Experiments {
-		if !contains(a.Experiments, id) {
+		if !slices.Contains(a.Experiments, id) {
 			return fmt.Errorf("challenge experiment %s is not among the review's experiments: %w", id, ErrLab)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -136,7 +137,7 @@ func checkValue(call, name string, p Param, v any) error {
 		if strings.ContainsRune(s, 0) {
 			return fmt.Errorf("lab %s: argument %s contains a NUL byte: %w", call, name, ErrLab)
 		}
-		if len(p.Enum) > 0 && !contains(p.Enum, s) {
+		if len(p.Enum) > 0 && !slices.Contains(p.Enum, s) {
 			return bad("one of " + strings.Join(p.Enum, ", "))
 		}
 	case "integer", "number":
@@ -173,13 +174,4 @@ func checkArray(call, name string, p Param, v any) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

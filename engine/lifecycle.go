@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -171,7 +172,7 @@ func (sv *Supervisor) Close() error {
 	lock := sv.lock
 	sv.lock = nil
 	sv.mu.Unlock()
-	return joinErr(sv.s.Close(), lock.Release())
+	return errors.Join(sv.s.Close(), lock.Release())
 }
 
 // runs counts the supervisors running in this process: the sandbox runner

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/simjecture/simjecture/store"
@@ -103,7 +104,7 @@ func checkVerdict(v Verdict, r Review, claim Claim) error {
 		return fmt.Errorf("verdict is for claim %q, not %q", v.ClaimID, r.Claim)
 	case v.Decision != "approved" && v.Decision != "needs_revision":
 		return fmt.Errorf("verdict decision %q is not approved or needs_revision", v.Decision)
-	case !contains([]string{"supported", "falsified", "unresolved"}, v.Disposition):
+	case !slices.Contains([]string{"supported", "falsified", "unresolved"}, v.Disposition):
 		return fmt.Errorf("verdict disposition %q is unknown", v.Disposition)
 	case len(strings.TrimSpace(v.Rationale)) < 16:
 		return fmt.Errorf("verdict rationale is shorter than 16 characters")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,7 @@ func unwrapPath(err error) error {
 }
 
 func checkChoice(flag, v string, allowed []string) error {
-	if !contains(allowed, v) {
+	if !slices.Contains(allowed, v) {
 		return fmt.Errorf("--%s %q: choose one of %s: %w", flag, v, strings.Join(allowed, ", "), ErrInvalid)
 	}
 	return nil

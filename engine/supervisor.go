@@ -118,13 +118,6 @@ func (sv *Supervisor) Store() *store.Store { return sv.s }
 // Contract is the frozen contract.
 func (sv *Supervisor) Contract() Contract { return sv.k }
 
-func joinErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 // Stop asks the running loop to pause or cancel at its next boundary.
 func (sv *Supervisor) Stop(status string) {
 	sv.mu.Lock()

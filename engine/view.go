@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/simjecture/simjecture/store"
@@ -61,4 +62,17 @@ func (v *View) Follow(ctx context.Context, after int64, fn func(Event) error) er
 		wake, poll = ch, time.Second
 	}
 	return Follow(ctx, v.s, after, wake, poll, fn)
+}
+
+// SupervisorPID is the pid of the live supervisor of the study, or 0.
+func (v *View) SupervisorPID(ctx context.Context) (int, error) {
+	if !Owned(v.c) {
+		return 0, nil
+	}
+	var st SupervisorState
+	err := v.s.Read(ctx, func(tx *store.Tx) (err error) { st, err = getState(tx); return err })
+	if err != nil {
+		return 0, fmt.Errorf("read supervisor state: %w", err)
+	}
+	return st.PID, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -176,7 +177,7 @@ func prune(app string, keep ...string) error {
 	for _, e := range entries {
 		n := e.Name()
 		ours := strings.HasPrefix(n, stagingStem) || strings.HasPrefix(n, binaryStem)
-		if !ours || contains(keep, n) {
+		if !ours || slices.Contains(keep, n) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(app, n)); err != nil {
@@ -184,13 +185,4 @@ func prune(app string, keep ...string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

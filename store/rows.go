@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // Kind names one of the document tables.
@@ -172,7 +173,7 @@ func (t *Tx) ListDocs(k Kind, statuses ...string) ([]Doc, error) {
 	q := "SELECT id, seq, status, " + col + " FROM " + string(k)
 	args := make([]any, 0, len(statuses))
 	if len(statuses) > 0 {
-		q += " WHERE status IN (?" + repeat(",?", len(statuses)-1) + ")"
+		q += " WHERE status IN (?" + strings.Repeat(",?", len(statuses)-1) + ")"
 		for _, s := range statuses {
 			args = append(args, s)
 		}
@@ -217,14 +218,6 @@ func scanDoc(scan func(...any) error) (Doc, error) {
 	}
 	d.JSON = []byte(body)
 	return d, nil
-}
-
-func repeat(s string, n int) string {
-	out := ""
-	for range n {
-		out += s
-	}
-	return out
 }
 
 // AddNote appends a note document and returns its number.

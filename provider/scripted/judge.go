@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -83,7 +84,7 @@ func (rv *review) anyAtStatedCase(runs []runFacts) bool {
 // stated parameters (those the claim names).
 func (rv *review) atStatedCase(m measurement) bool {
 	s := rv.stated
-	if len(s.Methods) > 0 && !contains(s.Methods, strings.ToLower(m.Method)) {
+	if len(s.Methods) > 0 && !slices.Contains(s.Methods, strings.ToLower(m.Method)) {
 		return false
 	}
 	return sameParam(s.E, m.Case.E) && sameParam(s.Orbits, m.Case.Orbits) &&
@@ -94,7 +95,7 @@ func (rv *review) atStatedCase(m measurement) bool {
 // harder in at least one stated parameter and easier in none.
 func (rv *review) harder(m measurement) bool {
 	s := rv.stated
-	if len(s.Methods) > 0 && !contains(s.Methods, strings.ToLower(m.Method)) {
+	if len(s.Methods) > 0 && !slices.Contains(s.Methods, strings.ToLower(m.Method)) {
 		return false
 	}
 	more, less := compareParam(s.E, m.Case.E, 1)

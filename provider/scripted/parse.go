@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -129,7 +130,7 @@ func statedMethods(text string) []string {
 	lower := strings.ToLower(text)
 	var out []string
 	for _, a := range methodAliases {
-		if strings.Contains(lower, a.word) && !contains(out, a.method) {
+		if strings.Contains(lower, a.word) && !slices.Contains(out, a.method) {
 			out = append(out, a.method)
 		}
 	}
@@ -146,16 +147,6 @@ func fill(dst **float64, re *regexp.Regexp, text string) {
 			*dst = &v
 		}
 	}
-}
-
-// contains reports whether list holds s.
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sameNum compares two parameters with a small relative tolerance.

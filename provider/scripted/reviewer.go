@@ -3,6 +3,7 @@ package scripted
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -75,7 +76,7 @@ func (rv *review) load() {
 	ids, extra := rv.challengeRefs()
 	for _, r := range append(append([]Receipt(nil), rv.p.Experiments...), extra...) {
 		f := rv.check(r)
-		if contains(ids, r.ID) {
+		if slices.Contains(ids, r.ID) {
 			rv.challenge = appendUnique(rv.challenge, f)
 		} else {
 			rv.evidence = appendUnique(rv.evidence, f)
@@ -168,7 +169,7 @@ func (rv *review) challengeRefs() ([]string, []Receipt) {
 		}
 	}
 	for _, r := range c.Receipts {
-		if !contains(ids, r.ID) {
+		if !slices.Contains(ids, r.ID) {
 			ids = append(ids, r.ID)
 		}
 	}
@@ -177,7 +178,7 @@ func (rv *review) challengeRefs() ([]string, []Receipt) {
 
 // gap records an evidence gap and the test that would close it.
 func (rv *review) gap(gap, next string) {
-	if !contains(rv.gaps, gap) {
+	if !slices.Contains(rv.gaps, gap) {
 		rv.gaps = append(rv.gaps, gap)
 	}
 	if rv.nextTest == "" {

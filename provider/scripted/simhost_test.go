@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -189,7 +190,7 @@ func (h *simHost) judge(rev *ReviewRequest) {
 		ids = append(ids, req.Challenge.Experiments...)
 	}
 	for _, rc := range h.snap.Experiments {
-		if contains(ids, rc.ID) {
+		if slices.Contains(ids, rc.ID) {
 			p.Experiments = append(p.Experiments, rc)
 		}
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/simjecture/simjecture/engine"
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// cmdDoctor probes the execution backends, or one with --execution-backend:
+// exit 0 when it (or, for all, auto) finds a usable one, else 1.
+func cmdDoctor(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("doctor", io)
+	backend := fs.String("execution-backend", "", "probe one backend: "+strings.Join(executionBackendNames(), ", "))
+	asJSON := fs.Bool("json", false, "print JSON")
+	if code, done := parse(fs, args, 0, io); done {
+		return code
+	}
+	if fs.Changed("execution-backend") {
+		b, err := sandbox.ParseBackend(*backend)
+		if err != nil {
+			return fail(io, fmt.Errorf("--execution-backend: %v: %w", err, engine.ErrInvalid))
+		}
+		rep := doctorReport(ctx, b)
+		printReport(io, rep, *asJSON)
+		if rep.Available {
+			return exitOK
+		}
+		return exitAttention
+	}
+	return doctorAll(ctx, io, *asJSON)
+}
+
+// doctorReport probes one backend; only auto names a selected backend.
+func doctorReport(ctx context.Context, b sandbox.Backend) sandbox.Report {
+	rep := sandbox.Select(ctx, b)
+	if b != sandbox.Auto {
+		rep.Selected = ""
+	}
+	return rep
+}
+
+func printReport(io stdio, rep sandbox.Report, asJSON bool) {
+	if asJSON {
+		printJSON(io.out, rep)
+		return
+	}
+	state := "available"
+	if !rep.Available {
+		state = "NOT available"
+	}
+	fmt.Fprintf(io.out, "%-20s %s — %s\n", rep.Backend, state, rep.Reason)
+	if rep.Remedy != "" && !rep.Available {
+		fmt.Fprintf(io.out, "%-20s remedy: %s\n", "", rep.Remedy)
+	}
+	if rep.Selected != "" {
+		fmt.Fprintf(io.out, "%-20s auto selects: %s\n", "", rep.Selected)
+	}
+	if rep.Warning != "" {
+		fmt.Fprintf(io.out, "%-20s WARNING: %s\n", "", rep.Warning)
+	}
+}
+
+func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
+	var reports []sandbox.Report
+	for _, b := range doctorOrder() {
+		reports = append(reports, doctorReport(ctx, b))
+	}
+	agents := map[string]string{}
+	for _, name := range []string{"codex", "python3"} {
+		if p, err := exec.LookPath(name); err == nil {
+			agents[name] = p
+		}
+	}
+	auto := reports[len(reports)-1]
+	self, _ := os.Executable()
+	protection := engine.ProbeProtection(ctx, self)
+	if asJSON {
+		printJSON(io.out, map[string]any{"backends": reports, "agent_clis": agents, "auto": auto.Selected,
+			"record_protection": protection})
+	} else {
+		for _, r := range reports {
+			printReport(io, r, false)
+		}
+		fmt.Fprintf(io.out, "record protection    %s\n", protectionText(protection))
+		for name, p := range agents {
+			fmt.Fprintf(io.out, "found %s at %s\n", name, p)
+		}
+	}
+	if auto.Available && auto.Selected != "" {
+		return exitOK
+	}
+	return exitAttention
+}
+
+// protectionText is the doctor line for a record protection.
+func protectionText(p string) string {
+	if p == engine.ProtectionEnclosed {
+		return "enclosed: agents see the campaign folder read-only but for their own folders"
+	}
+	return "record not protected from the agent (bubblewrap unavailable): agents run as this account"
+}

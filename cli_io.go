@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+)
+
+// The surroundings of a command: terminals, the machine, the workspace
+// folder, and JSON on stdout.
+
+// workspaceRoot is where new studies go and the home screen looks:
+// $SIMJECTURE_WORKSPACE, else ~/simjecture/studies.
+func workspaceRoot() string {
+	if w := os.Getenv("SIMJECTURE_WORKSPACE"); w != "" {
+		return w
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "simjecture-studies"
+	}
+	return filepath.Join(home, "simjecture", "studies")
+}
+
+// isTerminal reports whether a stream is a terminal.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// interactive reports whether stdin and stdout are both terminals, as a
+// full-screen UI needs.
+func interactive(io stdio) bool { return isTerminal(io.out) && isTerminal(io.in) }
+
+// memoryMB is this machine's memory in MiB, or 0 when unknown.
+func memoryMB() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit) >> 20
+}
+
+// printJSON prints v as indented JSON and returns the exit code.
+func printJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitAttention
+	}
+	return exitOK
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// cmdStatus prints one snapshot of a study, as text or (--json) contract
+// section 6's JSON.
+func cmdStatus(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("status", io)
+	campaign := campaignFlag(fs)
+	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
+	if code, done := parse(fs, args, 0, io); done {
+		return code
+	}
+	c, err := engine.NewCampaign(*campaign)
+	if err != nil {
+		return fail(io, err)
+	}
+	v, err := engine.OpenView(ctx, c)
+	if err != nil {
+		return fail(io, err)
+	}
+	defer v.Close()
+	snap, err := v.Snapshot(ctx)
+	if err != nil {
+		return fail(io, err)
+	}
+	if *asJSON {
+		return printJSON(io.out, snap)
+	}
+	fmt.Fprintln(io.out, statusText(snap))
+	return exitOK
+}
+
+func statusText(s engine.Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s  (%s)\n", s.Campaign, s.Status, s.Activity)
+	agent := s.AgentBackend
+	if s.Model != "" {
+		agent += "/" + s.Model
+	}
+	fmt.Fprintf(&b, "agent %s · execution %s · %ds left\n", agent, s.ExecutionBackend, s.RemainingSeconds)
+	for _, c := range s.Claims {
+		fmt.Fprintf(&b, "claim %-16s %-10s %s\n", c.ID, c.Status, truncate(c.Statement, 70))
+	}
+	for _, e := range s.Experiments {
+		fmt.Fprintf(&b, "exp   %s %-11s %s %s\n", e.ID, e.Status, e.Source, strings.Join(e.Args, " "))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}

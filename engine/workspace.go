@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// The workspace: the studies under a root folder, and creating a study
+// from typed-in text.
+
+// StudyEntry is one study under a workspace root, as the home screen lists it.
+type StudyEntry struct {
+	Dir              string
+	Name             string // the folder's path relative to the root
+	Status           string // "" when Err is set
+	ExecutionBackend string
+	Deadline         time.Time
+	RemainingSeconds int64
+	Hypothesis       string
+	Owned            bool // a live supervisor holds the lock
+	Err              string
+}
+
+// ListStudies finds the studies in root and in its subfolders (two levels
+// deep), newest deadline first. A missing root is an empty list.
+func ListStudies(ctx context.Context, root string) ([]StudyEntry, error) {
+	var out []StudyEntry
+	var scan func(dir string, depth int) error
+	scan = func(dir string, depth int) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if os.IsNotExist(err) && depth == 0 {
+				return nil
+			}
+			return fmt.Errorf("list studies: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			c := Campaign{Dir: p}
+			if c.Exists() {
+				out = append(out, studyEntry(ctx, root, c))
+			} else if depth < 1 {
+				_ = scan(p, depth+1)
+			}
+		}
+		return nil
+	}
+	if err := scan(root, 0); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Deadline.After(out[j].Deadline) })
+	return out, nil
+}
+
+func studyEntry(ctx context.Context, root string, c Campaign) StudyEntry {
+	e := StudyEntry{Dir: c.Dir, Name: c.Dir}
+	if rel, err := filepath.Rel(root, c.Dir); err == nil {
+		e.Name = rel
+	}
+	v, err := OpenView(ctx, c)
+	if err != nil {
+		e.Err = err.Error()
+		return e
+	}
+	defer v.Close()
+	snap, err := loadSnapshot(ctx, c, v.s, 0) // the list needs no experiment
+	if err != nil {
+		e.Err = err.Error()
+		return e
+	}
+	e.Status, e.ExecutionBackend, e.Deadline, e.RemainingSeconds = snap.Status, string(snap.ExecutionBackend), snap.Deadline, snap.RemainingSeconds
+	for _, cl := range snap.Claims {
+		if cl.ID == RootClaim {
+			e.Hypothesis = cl.Statement
+		}
+	}
+	e.Owned = Owned(c)
+	return e
+}
+
+// CreateStudyText creates a study like CreateStudy, probing with
+// sandbox.Select; a hypothesis or instructions given as text (when the
+// request names no file) is written to a temporary file first.
+func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, instructions string) (Contract, error) {
+	tmp, err := os.MkdirTemp("", "simjecture-new-")
+	if err != nil {
+		return Contract{}, fmt.Errorf("new study: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	write := func(path *string, name, text string) error {
+		if *path != "" {
+			return nil
+		}
+		*path = filepath.Join(tmp, name)
+		return os.WriteFile(*path, []byte(text), 0o600)
+	}
+	if err := write(&r.HypothesisFile, "hypothesis.txt", hypothesis); err != nil {
+		return Contract{}, fmt.Errorf("new study: %w", err)
+	}
+	if err := write(&r.InstructionsFile, "instructions.txt", instructions); err != nil {
+		return Contract{}, fmt.Errorf("new study: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Dir), 0o755); err != nil {
+		return Contract{}, fmt.Errorf("new study: %w", err)
+	}
+	return CreateStudy(ctx, c, r, sandbox.Select)
+}
