@@ -221,7 +221,7 @@ func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io std
 		return fail(io, err)
 	}
 	defer sup.Close()
-	var final string
+	var final engine.Status
 	if batch || jsonl || !isTerminal(io.out) || !isTerminalReader(io.in) {
 		announceBackend(io, sup.Contract())
 		final, err = runHeadless(ctx, sup, jsonl, io)
@@ -234,7 +234,7 @@ func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io std
 	return exitFor(final)
 }
 
-func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (string, error) {
+func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (engine.Status, error) {
 	view := sup.View()
 	from, _ := view.LastSeq(ctx)
 	h := &tui.Headless{View: view, Stdout: io.out, Stderr: io.err, JSONL: jsonl, From: from, TTY: isTerminal(io.err)}
@@ -249,7 +249,7 @@ func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io std
 	return final, err
 }
 
-func exitFor(final string) int {
+func exitFor(final engine.Status) int {
 	switch final {
 	case engine.StatusBudgetExhausted:
 		return exitBudget

@@ -56,7 +56,7 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 // that point ("paused", or the status the study ended with). The caller
 // still owns sup and closes it. Without a terminal on stdin and stdout it
 // falls back to the headless status line.
-func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final string, err error) {
+func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final engine.Status, err error) {
 	if !isTerminal(io.out) || !isTerminalReader(io.in) {
 		return runHeadless(ctx, sup, false, io)
 	}

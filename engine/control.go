@@ -10,8 +10,8 @@ import (
 
 // RequestControl asks the study's supervisor to pause or cancel. With no
 // live supervisor, the request takes effect at once in the store.
-func RequestControl(ctx context.Context, c Campaign, command string) (string, error) {
-	if command != "pause" && command != "cancel" {
+func RequestControl(ctx context.Context, c Campaign, command Command) (Status, error) {
+	if _, ok := stopStatus[command]; !ok {
 		return "", fmt.Errorf("unknown control %q: %w", command, ErrInvalid)
 	}
 	s, err := c.Open(ctx)
@@ -21,25 +21,24 @@ func RequestControl(ctx context.Context, c Campaign, command string) (string, er
 	defer s.Close()
 	if Owned(c) {
 		err = s.Tx(ctx, func(tx *store.Tx) error {
-			if err := tx.SetControl(command, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			if err := tx.SetControl(string(command), time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 				return err
 			}
-			_, err := tx.Append("control_requested", map[string]string{"command": command})
-			return err
+			return appendEvent(tx, ControlRequestedPayload{Command: command})
 		})
-		return "requested", err
+		return Requested, err
 	}
 	return applyOffline(ctx, c, s, command)
 }
 
 // applyOffline changes the state of a study no supervisor runs.
-func applyOffline(ctx context.Context, c Campaign, s *store.Store, command string) (string, error) {
+func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Command) (Status, error) {
 	lock, err := AcquireLock(c)
 	if err != nil {
 		return "", err
 	}
 	defer lock.Release()
-	var status string
+	var status Status
 	err = s.Tx(ctx, func(tx *store.Tx) error {
 		st, err := getState(tx)
 		if err != nil {
@@ -49,7 +48,7 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command strin
 		switch {
 		case terminal(st.Status):
 			return nil
-		case command == "pause":
+		case command == Pause:
 			if st.Status != StatusPausedExternalError {
 				st.Status = StatusPaused
 			}
@@ -59,12 +58,11 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command strin
 				return err
 			}
 		}
-		status, st.Activity = st.Status, "stopped: "+st.Status
+		status, st.Activity = st.Status, "stopped: "+string(st.Status)
 		if err := putState(tx, st); err != nil {
 			return err
 		}
-		_, err = tx.Append("study_state", map[string]string{"status": st.Status, "activity": "applied without a supervisor"})
-		return err
+		return appendEvent(tx, StudyStatePayload{Status: st.Status, Activity: "applied without a supervisor"})
 	})
 	if err != nil {
 		return "", err
@@ -72,9 +70,9 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command strin
 	return status, WriteReports(ctx, c, s)
 }
 
-func terminal(status string) bool {
+func terminal(status Status) bool {
 	return status == StatusCompleted || status == StatusCancelled || status == StatusBudgetExhausted
 }
 
 // Terminal reports whether a study in this status can no longer resume.
-func Terminal(status string) bool { return terminal(status) }
+func Terminal(status Status) bool { return terminal(status) }
