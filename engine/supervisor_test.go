@@ -213,7 +213,7 @@ func TestSupervisorPauseFromAnotherHandle(t *testing.T) {
 	}()
 	<-started
 	at := time.Now()
-	if got, err := RequestControl(context.Background(), c, "pause"); err != nil || got != "requested" {
+	if got, err := RequestControl(context.Background(), c, Pause); err != nil || got != Requested {
 		t.Fatalf("pause: %s %v", got, err)
 	}
 	final := <-done
