@@ -11,7 +11,8 @@ import (
 // This file is the study's event vocabulary: every event type, its payload
 // and the one way to append it. docs/campaign.md ("Event types") lists the
 // same table; events_test.go holds the two equal. A payload's fields are in
-// the order of their JSON names, the order the event log has always had.
+// the order the log has always written them: by JSON name for the payloads
+// that were map literals, so each event's bytes stay the same.
 
 // EventType names an entry of the study's event log.
 type EventType string
