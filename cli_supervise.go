@@ -23,7 +23,7 @@ func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io std
 		return fail(io, err)
 	}
 	defer sup.Close()
-	var final string
+	var final engine.Status
 	if batch || jsonl || !interactive(io) {
 		announceBackend(io, sup.Contract())
 		final, err = runHeadless(ctx, sup, jsonl, io)
@@ -38,7 +38,7 @@ func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io std
 
 // runHeadless runs sup while printing its status line (or, with jsonl, its
 // events) and returns its final status.
-func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (string, error) {
+func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io stdio) (engine.Status, error) {
 	view := sup.View()
 	from, _ := view.LastSeq(ctx)
 	h := &tui.Headless{View: view, Stdout: io.out, Stderr: io.err, JSONL: jsonl, From: from, TTY: isTerminal(io.err)}
@@ -54,7 +54,7 @@ func runHeadless(ctx context.Context, sup *engine.Supervisor, jsonl bool, io std
 }
 
 // exitFor is the exit code of a study that stopped with status final.
-func exitFor(final string) int {
+func exitFor(final engine.Status) int {
 	switch final {
 	case engine.StatusBudgetExhausted:
 		return exitBudget
@@ -89,7 +89,7 @@ func announceBackend(io stdio, k engine.Contract) {
 // that point ("paused", or the status the study ended with). The caller
 // still owns sup and closes it. Without a terminal on stdin and stdout it
 // falls back to the headless status line.
-func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final string, err error) {
+func runDashboard(ctx context.Context, sup *engine.Supervisor, io stdio) (final engine.Status, err error) {
 	if !interactive(io) {
 		return runHeadless(ctx, sup, false, io)
 	}

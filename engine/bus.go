@@ -64,7 +64,7 @@ func Follow(ctx context.Context, s *store.Store, after int64, wake <-chan struct
 		}
 		for _, ev := range batch {
 			after = ev.Seq
-			if err := fn(Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, Payload: ev.Payload}); err != nil {
+			if err := fn(Event{Seq: ev.Seq, Time: ev.Time, Type: EventType(ev.Type), Payload: ev.Payload}); err != nil {
 				return err
 			}
 		}

@@ -10,14 +10,14 @@ import (
 
 // RequestControl asks the study's supervisor to pause or cancel. With no
 // live supervisor, the request takes effect at once in the store.
-func RequestControl(ctx context.Context, c Campaign, command string) (string, error) {
-	if command != "pause" && command != "cancel" {
+func RequestControl(ctx context.Context, c Campaign, command Command) (Status, error) {
+	if _, ok := stopStatus[command]; !ok {
 		return "", fmt.Errorf("unknown control %q: %w", command, ErrInvalid)
 	}
 	if conn, err := dialLab(c); err == nil { // the supervisor records the request itself
 		cl := &labClient{conn: conn, lines: newLineReader(conn)}
 		defer conn.Close()
-		return "requested", cl.control(ctx, command)
+		return Requested, cl.control(ctx, string(command))
 	}
 	s, err := c.Open(ctx)
 	if err != nil {
@@ -25,30 +25,29 @@ func RequestControl(ctx context.Context, c Campaign, command string) (string, er
 	}
 	defer s.Close()
 	if Owned(c) {
-		return "requested", setControl(ctx, s, command)
+		return Requested, setControl(ctx, s, command)
 	}
 	return applyOffline(ctx, c, s, command)
 }
 
 // setControl records a pause or cancel request for the running supervisor.
-func setControl(ctx context.Context, s *store.Store, command string) error {
+func setControl(ctx context.Context, s *store.Store, command Command) error {
 	return s.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.SetControl(command, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		if err := tx.SetControl(string(command), time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 			return err
 		}
-		_, err := tx.Append("control_requested", map[string]string{"command": command})
-		return err
+		return appendEvent(tx, ControlRequestedPayload{Command: command})
 	})
 }
 
 // applyOffline changes the state of a study no supervisor runs.
-func applyOffline(ctx context.Context, c Campaign, s *store.Store, command string) (string, error) {
+func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Command) (Status, error) {
 	lock, err := AcquireLock(c)
 	if err != nil {
 		return "", err
 	}
 	defer lock.Release()
-	var status string
+	var status Status
 	err = s.Tx(ctx, func(tx *store.Tx) error {
 		st, err := getState(tx)
 		if err != nil {
@@ -58,7 +57,7 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command strin
 		switch {
 		case terminal(st.Status):
 			return nil
-		case command == "pause":
+		case command == Pause:
 			if st.Status != StatusPausedExternalError {
 				st.Status = StatusPaused
 			}
@@ -68,12 +67,11 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command strin
 				return err
 			}
 		}
-		status, st.Activity = st.Status, "stopped: "+st.Status
+		status, st.Activity = st.Status, "stopped: "+string(st.Status)
 		if err := putState(tx, st); err != nil {
 			return err
 		}
-		_, err = tx.Append("study_state", map[string]string{"status": st.Status, "activity": "applied without a supervisor"})
-		return err
+		return appendEvent(tx, StudyStatePayload{Status: st.Status, Activity: "applied without a supervisor"})
 	})
 	if err != nil {
 		return "", err
@@ -81,9 +79,9 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command strin
 	return status, WriteReports(ctx, c, s)
 }
 
-func terminal(status string) bool {
+func terminal(status Status) bool {
 	return status == StatusCompleted || status == StatusCancelled || status == StatusBudgetExhausted
 }
 
 // Terminal reports whether a study in this status can no longer resume.
-func Terminal(status string) bool { return terminal(status) }
+func Terminal(status Status) bool { return terminal(status) }

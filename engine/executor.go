@@ -32,7 +32,7 @@ type executor struct {
 
 	mu         sync.Mutex
 	running    map[string]*runningExp
-	stopStatus string // status of experiments stopped because the study stopped
+	stopStatus ExpStatus // status of experiments stopped because the study stopped
 	wg         sync.WaitGroup
 }
 
@@ -69,8 +69,7 @@ func (e *executor) loop(ctx context.Context, poll time.Duration, wake <-chan str
 func (e *executor) report(ctx context.Context, op string, err error) {
 	e.failed(op, err)
 	werr := e.s.Tx(ctx, func(tx *store.Tx) error {
-		_, aerr := tx.Append("harness_error", map[string]string{"where": "executor", "error": storeError(op, err).Error()})
-		return aerr
+		return appendEvent(tx, HarnessErrorPayload{Where: "executor", Error: storeError(op, err).Error()})
 	})
 	if werr != nil {
 		e.log.Error("record executor error", "err", werr)
@@ -80,10 +79,10 @@ func (e *executor) report(ctx context.Context, op string, err error) {
 func (e *executor) tick(ctx context.Context) error {
 	var queued, running []Receipt
 	err := e.s.Read(ctx, func(tx *store.Tx) (err error) {
-		if queued, err = listDocs[Receipt](tx, store.Experiments, ExpQueued); err != nil {
+		if queued, err = listDocs[Receipt](tx, store.Experiments, string(ExpQueued)); err != nil {
 			return err
 		}
-		running, err = listDocs[Receipt](tx, store.Experiments, ExpRunning)
+		running, err = listDocs[Receipt](tx, store.Experiments, string(ExpRunning))
 		return err
 	})
 	if err != nil {
@@ -130,7 +129,7 @@ func (e *executor) admit(r Receipt) bool {
 }
 
 // stopWith sets how experiments stopped by the study's end are recorded.
-func (e *executor) stopWith(status string) {
+func (e *executor) stopWith(status ExpStatus) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.stopStatus = status
@@ -153,8 +152,7 @@ func (e *executor) start(ctx context.Context, r Receipt) error {
 		if _, err := putReceipt(tx, r); err != nil {
 			return err
 		}
-		_, err = tx.Append("experiment_started", map[string]any{"experiment": r.ID, "backend": e.backend})
-		return err
+		return appendEvent(tx, ExperimentStartedPayload{Experiment: r.ID, Backend: e.backend})
 	})
 	if err == errSkip {
 		e.release(r.ID)
@@ -196,9 +194,8 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 		if _, err := putReceipt(tx, final); err != nil {
 			return err
 		}
-		_, err := tx.Append("experiment_finished", map[string]any{"experiment": final.ID, "status": final.Status,
-			"wall_seconds": final.WallSeconds, "limit_exceeded": final.LimitExceeded})
-		return err
+		return appendEvent(tx, ExperimentFinishedPayload{Experiment: final.ID, Status: final.Status,
+			WallSeconds: final.WallSeconds, LimitExceeded: final.LimitExceeded})
 	})
 	if werr != nil {
 		e.report(context.WithoutCancel(ctx), "record the receipt of "+r.ID, werr)
@@ -206,7 +203,7 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	e.notify()
 }
 
-func (e *executor) stoppedStatus() string {
+func (e *executor) stoppedStatus() ExpStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopStatus == "" {
@@ -281,7 +278,7 @@ func finishReceipt(r Receipt, res sandbox.Result, err error) Receipt {
 	return r
 }
 
-func statusOf(r Receipt, res sandbox.Result) string {
+func statusOf(r Receipt, res sandbox.Result) ExpStatus {
 	switch {
 	case res.Cancelled:
 		return ExpCancelled

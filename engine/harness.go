@@ -96,13 +96,12 @@ func (sv *Supervisor) countHarness(err error) (int, bool) {
 
 // harnessError counts a failure of our own in memory, then records it; too
 // many in a row pause the study, else the loop goes on after a short wait.
-func (sv *Supervisor) harnessError(ctx context.Context, err error) string {
+func (sv *Supervisor) harnessError(ctx context.Context, err error) Status {
 	n, tripped := sv.countHarness(err)
 	werr := sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
 		st.HarnessErrors = n
 		st.LastError = err.Error()
-		_, aerr := tx.Append("harness_error", map[string]any{"error": err.Error(), "consecutive": n})
-		return aerr
+		return appendEvent(tx, HarnessErrorPayload{Error: err.Error(), Consecutive: n})
 	})
 	if werr != nil {
 		sv.log.Error("record harness error", "err", werr)
@@ -115,15 +114,14 @@ func (sv *Supervisor) harnessError(ctx context.Context, err error) string {
 
 // harnessAttention sets the operator's message in st when the study
 // pauses for its harness errors and nothing else asked for attention first.
-func (sv *Supervisor) harnessAttention(tx *store.Tx, st *SupervisorState, final string) error {
+func (sv *Supervisor) harnessAttention(tx *store.Tx, st *SupervisorState, final Status) error {
 	msg := sv.hz.attention(sv.c.SupervisorLog())
 	if final != StatusPausedExternalError || msg == "" || st.Provider.Attention != nil {
 		return nil
 	}
 	cat := "harness"
 	st.Provider.ErrorCategory, st.Provider.Attention, st.LastError = &cat, &msg, msg
-	_, err := tx.Append("provider_needs_attention", map[string]string{"category": cat, "attention": msg})
-	return err
+	return appendEvent(tx, ProviderNeedsAttentionPayload{Category: cat, Attention: msg})
 }
 
 // record runs fn like update; a failure goes to storeFailed and record
@@ -138,7 +136,7 @@ func (sv *Supervisor) record(ctx context.Context, op string, fn func(*store.Tx, 
 
 // unrecorded is Run's error when the final status cannot be written: the
 // process then exits 1 with this one line.
-func (sv *Supervisor) unrecorded(final string, err error) error {
+func (sv *Supervisor) unrecorded(final Status, err error) error {
 	sv.log.Error("record the final status", "status", final, "err", err)
 	if at, ok, last := sv.hz.cause(); ok && final == StatusPausedExternalError {
 		return fmt.Errorf("%v; the study stopped after %d consecutive harness errors and could not record its pause "+

@@ -93,7 +93,7 @@ func getReceipt(tx *store.Tx, id string) (Receipt, error) {
 }
 
 func putReceipt(tx *store.Tx, r Receipt) (bool, error) {
-	return putRecord(tx, store.Experiments, r.ID, r.Status, r)
+	return putRecord(tx, store.Experiments, r.ID, string(r.Status), r)
 }
 
 // CancelArgs are the arguments of lab cancel.
@@ -126,8 +126,7 @@ func (l *Lab) Cancel(ctx context.Context, a CancelArgs) (Receipt, error) {
 		if _, err := putReceipt(tx, r); err != nil {
 			return err
 		}
-		_, err = tx.Append("experiment_cancel_requested", map[string]string{"experiment": r.ID, "reason": reason})
-		return err
+		return appendEvent(tx, ExperimentCancelRequestedPayload{Experiment: r.ID, Reason: reason})
 	})
 	return l.C.Place(r), err
 }
@@ -150,8 +149,7 @@ func (l *Lab) Note(ctx context.Context, a NoteArgs) (Note, error) {
 			return err
 		}
 		n.ID = id
-		_, err = tx.Append("note_added", n)
-		return err
+		return appendEvent(tx, NoteAddedPayload{n})
 	})
 	return n, err
 }

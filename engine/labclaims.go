@@ -59,8 +59,7 @@ func (l *Lab) Commit(ctx context.Context, a CommitArgs) (Claim, error) {
 		if err := putClaim(tx, c); err != nil {
 			return err
 		}
-		_, err := tx.Append("claim_committed", map[string]string{"claim": c.ID, "parent": a.Parent, "statement": c.Statement})
-		return err
+		return appendEvent(tx, ClaimCommittedPayload{Claim: c.ID, Parent: a.Parent, Statement: c.Statement})
 	})
 	if err != nil {
 		return Claim{}, err
@@ -122,8 +121,7 @@ func (l *Lab) Review(ctx context.Context, a ReviewArgs) (Review, error) {
 		if err := putReview(tx, r); err != nil {
 			return err
 		}
-		_, err := tx.Append("review_queued", map[string]string{"review": r.ID, "claim": r.Claim, "disposition": r.Disposition})
-		return err
+		return appendEvent(tx, ReviewQueuedPayload{Review: r.ID, Claim: r.Claim, Disposition: r.Disposition})
 	})
 	if err != nil {
 		return Review{}, err

@@ -58,8 +58,7 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (Receipt, error) {
 		if _, err := putReceipt(tx, r); err != nil {
 			return err
 		}
-		_, err := tx.Append("experiment_queued", map[string]any{"experiment": r.ID, "source": r.Source, "args": r.Args})
-		return err
+		return appendEvent(tx, ExperimentQueuedPayload{Experiment: r.ID, Source: r.Source, Args: r.Args})
 	})
 	if err != nil {
 		return Receipt{}, err

@@ -123,10 +123,11 @@ func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labR
 
 // answerControl records a pause or cancel request as RequestControl would.
 func (sv *Supervisor) answerControl(ctx context.Context, command string) labResponse {
-	if command != "pause" && command != "cancel" {
+	cmd := Command(command)
+	if _, ok := stopStatus[cmd]; !ok {
 		return labResponse{Error: fmt.Sprintf("unknown control %q", command)}
 	}
-	if err := setControl(ctx, sv.s, command); err != nil {
+	if err := setControl(ctx, sv.s, cmd); err != nil {
 		return labResponse{Error: err.Error()}
 	}
 	sv.Bus.Notify()

@@ -60,8 +60,12 @@ const (
 	Cancel Command = "cancel"
 )
 
+// Requested is what Control reports when it left the command to a live
+// supervisor in another process: not a status the study is in yet.
+const Requested Status = "requested"
+
 // stopStatus is the status each command stops a supervisor with.
-var stopStatus = map[Command]string{Pause: StatusPaused, Cancel: StatusCancelled}
+var stopStatus = map[Command]Status{Pause: StatusPaused, Cancel: StatusCancelled}
 
 // Control pauses or cancels the study in c. Given sup, the study's
 // supervisor in this process with a run pending or in flight, it stops sup
@@ -69,13 +73,13 @@ var stopStatus = map[Command]string{Pause: StatusPaused, Cancel: StatusCancelled
 // the lock), reporting the status the study stopped with. Otherwise it
 // goes through the study's control row (RequestControl): a supervisor in
 // any process acts on it within a second, and with none it applies at once.
-func Control(ctx context.Context, c Campaign, sup *Supervisor, cmd Command) (string, error) {
+func Control(ctx context.Context, c Campaign, sup *Supervisor, cmd Command) (Status, error) {
 	status, ok := stopStatus[cmd]
 	if !ok {
 		return "", fmt.Errorf("unknown control %q: %w", cmd, ErrInvalid)
 	}
 	if sup == nil || !sup.pending() {
-		return RequestControl(ctx, c, string(cmd))
+		return RequestControl(ctx, c, cmd)
 	}
 	sup.Stop(status)
 	sup.mu.Lock()
@@ -97,7 +101,7 @@ func Control(ctx context.Context, c Campaign, sup *Supervisor, cmd Command) (str
 // ended meanwhile; when it returns, the lock and, with the last run of
 // this process, the sandbox runner are released, so another process may
 // resume the study at once. After a Stop, Rearm before running again.
-func (sv *Supervisor) Run(ctx context.Context) (final string, err error) {
+func (sv *Supervisor) Run(ctx context.Context) (final Status, err error) {
 	defer func() { sv.endRun(final) }()
 	if err := sv.acquire(ctx); err != nil {
 		return "", err
@@ -128,7 +132,7 @@ func (sv *Supervisor) acquire(ctx context.Context) error {
 }
 
 // endRun releases the lock and ends the pending run.
-func (sv *Supervisor) endRun(final string) {
+func (sv *Supervisor) endRun(final Status) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	_ = sv.lock.Release()
@@ -160,7 +164,7 @@ func (sv *Supervisor) pendingLocked() bool {
 func (sv *Supervisor) Rearm() {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	sv.stop = ""
+	sv.stop = goOn
 	if !sv.pendingLocked() {
 		sv.done = make(chan struct{})
 	}

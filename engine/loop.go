@@ -11,24 +11,24 @@ import (
 )
 
 // loop is the supervisor's state machine; it returns the final status.
-func (sv *Supervisor) loop(ctx context.Context) string {
+func (sv *Supervisor) loop(ctx context.Context) Status {
 	for {
-		if b := sv.boundary(ctx); b != "" {
+		if b := sv.boundary(ctx); b != goOn {
 			return b
 		}
 		if sv.completed(ctx) {
 			return StatusCompleted
 		}
-		if stop := sv.processReviews(ctx); stop != "" {
+		if stop := sv.processReviews(ctx); stop != goOn {
 			return stop
 		}
 		if sv.completed(ctx) {
 			return StatusCompleted
 		}
-		if stop := sv.waitForExperiments(ctx); stop != "" {
+		if stop := sv.waitForExperiments(ctx); stop != goOn {
 			return stop
 		}
-		if stop := sv.workerTurn(ctx); stop != "" {
+		if stop := sv.workerTurn(ctx); stop != goOn {
 			return stop
 		}
 	}
@@ -90,7 +90,7 @@ func ancestorsFalsified(c Claim, byID map[string]Claim) bool {
 
 // waitForExperiments waits while experiments are queued or running, for at
 // most one turn allowance, checking the boundary.
-func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
+func (sv *Supervisor) waitForExperiments(ctx context.Context) Status {
 	end := time.Now().Add(sv.turnAllowance())
 	for time.Now().Before(end) {
 		active, err := sv.activeExperiments(ctx)
@@ -98,7 +98,7 @@ func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
 			return sv.boundary(ctx) // counted; the boundary pauses once there are too many
 		}
 		if active == 0 {
-			return ""
+			return goOn
 		}
 		sv.setActivity(ctx, fmt.Sprintf("waiting for %d experiment(s)", active))
 		wake, unsub := sv.Bus.Subscribe()
@@ -110,11 +110,11 @@ func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
 		}
 		t.Stop()
 		unsub()
-		if b := sv.boundary(ctx); b != "" {
+		if b := sv.boundary(ctx); b != goOn {
 			return b
 		}
 	}
-	return ""
+	return goOn
 }
 
 // activeExperiments counts the queued and running experiments; a failed
@@ -122,7 +122,7 @@ func (sv *Supervisor) waitForExperiments(ctx context.Context) string {
 func (sv *Supervisor) activeExperiments(ctx context.Context) (int, error) {
 	var n int
 	err := sv.s.Read(ctx, func(tx *store.Tx) error {
-		counts, err := tx.CountByStatus(store.Experiments)
+		counts, err := experimentCounts(tx)
 		n = counts[ExpQueued] + counts[ExpRunning]
 		return err
 	})
@@ -137,7 +137,7 @@ func (sv *Supervisor) turnAllowance() time.Duration {
 }
 
 // workerTurn runs one worker turn and handles its outcome.
-func (sv *Supervisor) workerTurn(ctx context.Context) string {
+func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	st, before, err := sv.turnStart(ctx)
 	if err != nil {
 		return sv.harnessError(ctx, storeError("start a turn", err))
@@ -155,7 +155,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) string {
 	}
 	sv.setActivity(ctx, fmt.Sprintf("agent turn %d", st.Turn))
 	out, stop, err := sv.runTurn(ctx, turn)
-	if stop != "" {
+	if stop != goOn {
 		return stop
 	}
 	if err != nil {
@@ -190,8 +190,7 @@ func (sv *Supervisor) turnStart(ctx context.Context) (SupervisorState, int, erro
 		if err != nil {
 			return err
 		}
-		_, err = tx.Append("turn_started", map[string]any{"turn": s.Turn, "role": provider.RoleWorker})
-		return err
+		return appendEvent(tx, TurnStartedPayload{Turn: s.Turn, Role: provider.RoleWorker})
 	})
 	return st, records, err
 }
@@ -212,7 +211,7 @@ func countRecords(tx *store.Tx) (int, error) {
 }
 
 // runTurn runs a turn while checking the boundary; a boundary stops the turn.
-func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Outcome, string, error) {
+func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Outcome, Status, error) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
@@ -229,9 +228,9 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Ou
 	for {
 		select {
 		case r := <-ch:
-			return r.out, "", r.err
+			return r.out, goOn, r.err
 		case <-tick.C:
-			if b := sv.boundary(ctx); b != "" {
+			if b := sv.boundary(ctx); b != goOn {
 				cancel()
 				<-ch
 				return provider.Outcome{}, b, nil
@@ -241,7 +240,7 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Ou
 }
 
 // afterTurn counts idle turns and pauses between them, growing, never busy.
-func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
+func (sv *Supervisor) afterTurn(ctx context.Context, before int) Status {
 	var idle int
 	ok := sv.record(ctx, "record the outcome of the turn", func(tx *store.Tx, st *SupervisorState) error {
 		after, err := countRecords(tx)
@@ -253,11 +252,11 @@ func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 			st.IdleStreak = 0
 		} else {
 			st.IdleStreak++
-			_, err = tx.Append("idle_turn", map[string]int{"streak": st.IdleStreak})
+			err = appendEvent(tx, IdleTurnPayload{Streak: st.IdleStreak})
 			if err == nil && st.IdleStreak%3 == 0 && st.WorkerCursor != "" {
 				// Three idle turns in a row: start a fresh session with the full guide.
 				st.WorkerCursor, st.SessionRecoveries = "", st.SessionRecoveries+1
-				_, err = tx.Append("session_recovery", map[string]int{"idle_streak": st.IdleStreak, "recoveries": st.SessionRecoveries})
+				err = appendEvent(tx, SessionRecoveryPayload{IdleStreak: st.IdleStreak, Recoveries: st.SessionRecoveries})
 			}
 		}
 		idle = st.IdleStreak
@@ -268,7 +267,7 @@ func (sv *Supervisor) afterTurn(ctx context.Context, before int) string {
 	}
 	sv.hz.reset()
 	if idle == 0 {
-		return ""
+		return goOn
 	}
 	if active, err := sv.activeExperiments(ctx); err != nil || active > 0 {
 		return sv.boundary(ctx)

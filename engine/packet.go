@@ -53,7 +53,7 @@ func (sv *Supervisor) buildPacket(ctx context.Context, r Review, claims map[stri
 func disqualified(r Receipt) string {
 	switch {
 	case r.Status != ExpSucceeded:
-		return "status " + r.Status + ": only succeeded experiments are evidence"
+		return "status " + string(r.Status) + ": only succeeded experiments are evidence"
 	case r.Stage != "evidence":
 		return "stage " + r.Stage + ": only evidence-stage experiments are evidence"
 	}

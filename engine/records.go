@@ -12,18 +12,6 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// recordEvent is appended with every write of a receipt, claim or review: it
-// chains the document's hash into the event log, so verify can tell a row
-// rewritten outside the harness.
-const recordEvent = "record"
-
-type recordPayload struct {
-	Kind   store.Kind `json:"kind"`
-	ID     string     `json:"id"`
-	Status string     `json:"status"`
-	SHA256 string     `json:"sha256"`
-}
-
 func putRecord(tx *store.Tx, k store.Kind, id, status string, v any) (bool, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -33,8 +21,7 @@ func putRecord(tx *store.Tx, k store.Kind, id, status string, v any) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	_, err = tx.Append(recordEvent, recordPayload{Kind: k, ID: id, Status: status, SHA256: docHash(b)})
-	return isNew, err
+	return isNew, appendEvent(tx, RecordPayload{Kind: k, ID: id, Status: status, SHA256: docHash(b)})
 }
 
 func docHash(b []byte) string {
@@ -89,10 +76,10 @@ func recordedHashes(tx *store.Tx) (map[string]string, error) {
 		}
 		for _, ev := range evs {
 			after = ev.Seq
-			if ev.Type != recordEvent {
+			if EventType(ev.Type) != EvRecord {
 				continue
 			}
-			var p recordPayload
+			var p RecordPayload
 			if json.Unmarshal(ev.Payload, &p) == nil {
 				want[string(p.Kind)+"/"+p.ID] = p.SHA256
 			}

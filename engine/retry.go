@@ -16,7 +16,7 @@ func Backoff(n int) time.Duration {
 
 // providerFailure handles a failed turn: the operator's problems pause the
 // study; anything else is retried after a backoff capped by the deadline.
-func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome) string {
+func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome) Status {
 	f := out.Failure
 	if f.NeedsOperator() {
 		return sv.needsAttention(ctx, f.Category, provider.Attention[f.Category]+" ("+f.Message+")")
@@ -35,9 +35,8 @@ func (sv *Supervisor) providerFailure(ctx context.Context, out provider.Outcome)
 		p.ErrorCategory = &cat
 		st.LastError = f.Message
 		st.Activity = "Reconnecting provider"
-		_, err := tx.Append("provider_reconnect_scheduled", map[string]any{"attempt": p.ConsecutiveFailures,
-			"delay_seconds": delay.Seconds(), "deadline": sv.k.Deadline, "error": f.Message})
-		return err
+		return appendEvent(tx, ProviderReconnectScheduledPayload{Attempt: p.ConsecutiveFailures,
+			DelaySeconds: delay.Seconds(), Deadline: sv.k.Deadline, Error: f.Message})
 	})
 	start := time.Now()
 	stop := sv.sleep(ctx, delay)
@@ -60,19 +59,17 @@ func (sv *Supervisor) providerRecovered(ctx context.Context) {
 		attempts := p.ConsecutiveFailures
 		p.ConsecutiveFailures, p.ErrorCategory, p.Attention, p.NextRetryAt = 0, nil, nil, nil
 		st.LastError = ""
-		_, err := tx.Append("provider_reconnected", map[string]int{"attempts": attempts})
-		return err
+		return appendEvent(tx, ProviderReconnectedPayload{Attempts: attempts})
 	})
 }
 
 // needsAttention stops the study for the operator.
-func (sv *Supervisor) needsAttention(ctx context.Context, category, message string) string {
+func (sv *Supervisor) needsAttention(ctx context.Context, category, message string) Status {
 	sv.record(ctx, "record that the provider needs attention", func(tx *store.Tx, st *SupervisorState) error {
 		cat, msg := category, message
 		st.Provider.ErrorCategory, st.Provider.Attention = &cat, &msg
 		st.LastError = message
-		_, err := tx.Append("provider_needs_attention", map[string]string{"category": category, "attention": message})
-		return err
+		return appendEvent(tx, ProviderNeedsAttentionPayload{Category: category, Attention: message})
 	})
 	return StatusPausedExternalError
 }

@@ -49,7 +49,7 @@ type ExcludedExp struct {
 
 // processReviews resolves queued reviews, shallowest claims first, each in a
 // fresh reviewer context.
-func (sv *Supervisor) processReviews(ctx context.Context) string {
+func (sv *Supervisor) processReviews(ctx context.Context) Status {
 	queue, claims, err := sv.reviewQueue(ctx)
 	if err != nil {
 		return sv.harnessError(ctx, storeError("read the review queue", err))
@@ -58,14 +58,14 @@ func (sv *Supervisor) processReviews(ctx context.Context) string {
 		if blocked(claims[r.Claim], claims) || r.Attempts >= MaxReviewAttempts {
 			continue
 		}
-		if stop := sv.reviewOne(ctx, r, claims); stop != "" {
+		if stop := sv.reviewOne(ctx, r, claims); stop != goOn {
 			return stop
 		}
-		if b := sv.boundary(ctx); b != "" {
+		if b := sv.boundary(ctx); b != goOn {
 			return b
 		}
 	}
-	return ""
+	return goOn
 }
 
 func (sv *Supervisor) reviewQueue(ctx context.Context) ([]Review, map[string]Claim, error) {
@@ -102,7 +102,7 @@ func blocked(c Claim, claims map[string]Claim) bool {
 	return c.ID != RootClaim && !ancestorsFalsified(c, claims)
 }
 
-func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string]Claim) string {
+func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string]Claim) Status {
 	packet, err := sv.buildPacket(ctx, r, claims)
 	if err != nil {
 		return sv.reviewFailed(ctx, r, err)
@@ -122,7 +122,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}
 	out, stop, err := sv.runTurn(ctx, turn)
 	switch {
-	case stop != "":
+	case stop != goOn:
 		return stop
 	case err != nil:
 		return sv.harnessError(ctx, err)
@@ -140,7 +140,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 
 // reviewFailed counts a malformed attempt; after the last one the request
 // stays queued and counts as a harness error.
-func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) string {
+func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) Status {
 	attempts := r.Attempts + 1 // counted in memory first, so a failed write cannot hide it
 	err := sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := getReview(tx, r.ID)
@@ -153,8 +153,7 @@ func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) s
 		if err := putReview(tx, cur); err != nil {
 			return err
 		}
-		_, err = tx.Append("review_failed", map[string]any{"review": r.ID, "attempt": cur.Attempts, "error": cause.Error()})
-		return err
+		return appendEvent(tx, ReviewFailedPayload{Review: r.ID, Attempt: cur.Attempts, Error: cause.Error()})
 	})
 	sv.Bus.Notify()
 	if err != nil {
@@ -163,18 +162,18 @@ func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) s
 	if attempts >= MaxReviewAttempts {
 		return sv.harnessError(ctx, fmt.Errorf("review %s failed twice; request remains queued: %w", r.ID, cause))
 	}
-	return ""
+	return goOn
 }
 
-func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSHA string) string {
+func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSHA string) Status {
 	err := sv.s.Tx(ctx, func(tx *store.Tx) error {
 		now := time.Now().UTC()
 		r.Status, r.Verdict, r.PacketSHA256, r.ResolvedAt, r.Attempts = "resolved", &v, packetSHA, &now, r.Attempts+1
 		if err := putReview(tx, r); err != nil {
 			return err
 		}
-		if _, err := tx.Append("review_resolved", map[string]any{"review": r.ID, "claim": r.Claim,
-			"decision": v.Decision, "disposition": v.Disposition, "rationale": v.Rationale, "next_test": v.NextTest}); err != nil {
+		if err := appendEvent(tx, ReviewResolvedPayload{Review: r.ID, Claim: r.Claim,
+			Decision: v.Decision, Disposition: v.Disposition, Rationale: v.Rationale, NextTest: v.NextTest}); err != nil {
 			return err
 		}
 		if v.Decision != "approved" {
@@ -188,12 +187,11 @@ func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSH
 		if err := putClaim(tx, c); err != nil {
 			return err
 		}
-		_, err = tx.Append("claim_status", map[string]string{"claim": c.ID, "status": c.Status})
-		return err
+		return appendEvent(tx, ClaimStatusPayload{Claim: c.ID, Status: c.Status})
 	})
 	sv.Bus.Notify()
 	if err != nil {
 		return sv.harnessError(ctx, storeError("record a review's verdict", err))
 	}
-	return ""
+	return goOn
 }

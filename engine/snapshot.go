@@ -63,7 +63,7 @@ func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
 	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 		return snap, err
 	}
-	if snap.ExperimentCounts, err = tx.CountByStatus(store.Experiments); err != nil {
+	if snap.ExperimentCounts, err = experimentCounts(tx); err != nil {
 		return snap, err
 	}
 	if err := readRecords(tx, &snap, window); err != nil {
@@ -139,6 +139,19 @@ func listNotes(tx *store.Tx) ([]Note, error) {
 		}
 		n.ID = d.Seq
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// experimentCounts counts the study's experiments by status.
+func experimentCounts(tx *store.Tx) (map[ExpStatus]int, error) {
+	counts, err := tx.CountByStatus(store.Experiments)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[ExpStatus]int, len(counts))
+	for status, n := range counts {
+		out[ExpStatus(status)] = n
 	}
 	return out, nil
 }

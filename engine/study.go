@@ -200,6 +200,5 @@ func recordNewStudy(tx *store.Tx, k Contract, hypothesis string) error {
 	if err := putClaim(tx, root); err != nil {
 		return err
 	}
-	_, err := tx.Append("study_created", k)
-	return err
+	return appendEvent(tx, StudyCreatedPayload{k})
 }

@@ -10,9 +10,9 @@ import (
 // Summary is a study's state without its receipt, review and note lists:
 // cheap to read however many experiments the study has.
 type Summary struct {
-	Snapshot                   // Experiments, Reviews and Notes are empty
-	Experiments map[string]int `json:"experiment_counts"` // by status
-	Reviews     map[string]int `json:"review_counts"`     // by status
+	Snapshot                      // Experiments, Reviews and Notes are empty
+	Experiments map[ExpStatus]int `json:"experiment_counts"` // by status
+	Reviews     map[string]int    `json:"review_counts"`     // by status
 }
 
 // Summary reads the study's summary in one consistent read.
@@ -37,7 +37,7 @@ func (v *View) Summary(ctx context.Context) (Summary, error) {
 		if s.Usage.InputTokens, s.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 			return err
 		}
-		if sum.Experiments, err = tx.CountByStatus(store.Experiments); err != nil {
+		if sum.Experiments, err = experimentCounts(tx); err != nil {
 			return err
 		}
 		if sum.Reviews, err = tx.CountByStatus(store.Reviews); err != nil {

@@ -46,9 +46,9 @@ type Supervisor struct {
 	enclosed bool // this run encloses its agents
 
 	mu    sync.Mutex
-	stop  string        // set by Stop: an in-process pause or cancel
+	stop  Status        // set by Stop: an in-process pause or cancel
 	done  chan struct{} // closed when the pending run returns (lifecycle.go)
-	final string        // the status the last run stopped with
+	final Status        // the status the last run stopped with
 }
 
 // Open takes the campaign lock and loads the study for supervision.
@@ -119,16 +119,16 @@ func (sv *Supervisor) Store() *store.Store { return sv.s }
 func (sv *Supervisor) Contract() Contract { return sv.k }
 
 // Stop asks the running loop to pause or cancel at its next boundary.
-func (sv *Supervisor) Stop(status string) {
+func (sv *Supervisor) Stop(status Status) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	if sv.stop == "" {
+	if sv.stop == goOn {
 		sv.stop = status
 	}
 }
 
 // run supervises the study, holding the lock, until it stops (Run).
-func (sv *Supervisor) run(ctx context.Context) (string, error) {
+func (sv *Supervisor) run(ctx context.Context) (Status, error) {
 	// Cap the study's processes where the pids cgroup is writable (root);
 	// elsewhere the watchdog alone contains a fork bomb.
 	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)
@@ -172,7 +172,7 @@ func (sv *Supervisor) run(ctx context.Context) (string, error) {
 	return final, err
 }
 
-func experimentStopStatus(final string) string {
+func experimentStopStatus(final Status) ExpStatus {
 	if final == StatusCancelled || final == StatusBudgetExhausted {
 		return ExpCancelled
 	}
@@ -183,7 +183,7 @@ func experimentStopStatus(final string) string {
 // records that the study runs again.
 func (sv *Supervisor) begin(ctx context.Context) error {
 	return sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
-		running, err := listDocs[Receipt](tx, store.Experiments, ExpRunning)
+		running, err := listDocs[Receipt](tx, store.Experiments, string(ExpRunning))
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (sv *Supervisor) begin(ctx context.Context) error {
 			if _, err := putReceipt(tx, r); err != nil {
 				return err
 			}
-			if _, err := tx.Append("experiment_interrupted", map[string]string{"experiment": r.ID}); err != nil {
+			if err := appendEvent(tx, ExperimentInterruptedPayload{Experiment: r.ID}); err != nil {
 				return err
 			}
 		}
@@ -204,8 +204,7 @@ func (sv *Supervisor) begin(ctx context.Context) error {
 		st.Status, st.Activity, st.PID = StatusRunning, "starting", os.Getpid()
 		st.RecordProtection = sv.protection()
 		st.Provider.NextRetryAt, st.Provider.ErrorCategory, st.Provider.Attention = nil, nil, nil
-		_, err = tx.Append("study_state", map[string]string{"status": StatusRunning, "activity": "supervisor started"})
-		return err
+		return appendEvent(tx, StudyStatePayload{Status: StatusRunning, Activity: "supervisor started"})
 	})
 }
 
@@ -232,16 +231,15 @@ func (sv *Supervisor) setActivity(ctx context.Context, activity string) {
 			return nil
 		}
 		st.Activity = activity
-		_, err := tx.Append("activity", map[string]string{"activity": activity})
-		return err
+		return appendEvent(tx, ActivityPayload{Activity: activity})
 	})
 }
 
 // finish records the final status and writes the reports.
-func (sv *Supervisor) finish(ctx context.Context, final string) error {
+func (sv *Supervisor) finish(ctx context.Context, final Status) error {
 	err := sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
 		if final == StatusCancelled || final == StatusBudgetExhausted {
-			if err := cancelQueued(tx, "the study was "+final); err != nil {
+			if err := cancelQueued(tx, "the study was "+string(final)); err != nil {
 				return err
 			}
 		}
@@ -249,12 +247,11 @@ func (sv *Supervisor) finish(ctx context.Context, final string) error {
 			return err
 		}
 		st.Status, st.PID, st.Provider.NextRetryAt = final, 0, nil
-		st.Activity = "stopped: " + final
+		st.Activity = "stopped: " + string(final)
 		if err := sv.harnessAttention(tx, st, final); err != nil {
 			return err
 		}
-		_, err := tx.Append("study_state", map[string]string{"status": final, "activity": st.Activity})
-		return err
+		return appendEvent(tx, StudyStatePayload{Status: final, Activity: st.Activity})
 	})
 	if err != nil {
 		return sv.unrecorded(final, err)
@@ -266,7 +263,7 @@ func (sv *Supervisor) finish(ctx context.Context, final string) error {
 }
 
 func cancelQueued(tx *store.Tx, reason string) error {
-	queued, err := listDocs[Receipt](tx, store.Experiments, ExpQueued)
+	queued, err := listDocs[Receipt](tx, store.Experiments, string(ExpQueued))
 	if err != nil {
 		return err
 	}
@@ -276,22 +273,22 @@ func cancelQueued(tx *store.Tx, reason string) error {
 		if _, err := putReceipt(tx, r); err != nil {
 			return err
 		}
-		if _, err := tx.Append("experiment_finished", map[string]any{"experiment": r.ID, "status": r.Status}); err != nil {
+		if err := appendEvent(tx, ExperimentFinishedPayload{Experiment: r.ID, Status: r.Status, NeverRan: true}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// boundary returns the status the study must stop with now, or "".
-func (sv *Supervisor) boundary(ctx context.Context) string {
+// boundary returns the status the study must stop with now, or goOn.
+func (sv *Supervisor) boundary(ctx context.Context) Status {
 	if ctx.Err() != nil {
 		return StatusCancelled
 	}
 	sv.mu.Lock()
 	stop := sv.stop
 	sv.mu.Unlock()
-	if stop != "" {
+	if stop != goOn {
 		return stop
 	}
 	if sv.hz.isTripped() {
@@ -307,28 +304,25 @@ func (sv *Supervisor) boundary(ctx context.Context) string {
 			return StatusPausedExternalError
 		}
 	}
-	switch cmd {
-	case "pause":
-		return StatusPaused
-	case "cancel":
-		return StatusCancelled
+	if status, ok := stopStatus[Command(cmd)]; ok {
+		return status
 	}
 	if !time.Now().Before(sv.k.Deadline) {
 		return StatusBudgetExhausted
 	}
-	return ""
+	return goOn
 }
 
 // sleep waits d, checking the boundary; it returns the stop status if one came.
-func (sv *Supervisor) sleep(ctx context.Context, d time.Duration) string {
+func (sv *Supervisor) sleep(ctx context.Context, d time.Duration) Status {
 	end := time.Now().Add(d)
 	for {
-		if b := sv.boundary(ctx); b != "" {
+		if b := sv.boundary(ctx); b != goOn {
 			return b
 		}
 		left := time.Until(end)
 		if left <= 0 {
-			return ""
+			return goOn
 		}
 		t := time.NewTimer(min(left, sv.opt.Boundary))
 		select {

@@ -58,7 +58,7 @@ func fakeRun(_ context.Context, spec sandbox.Spec) (sandbox.Result, error) {
 	return res, nil
 }
 
-func runSupervisor(t *testing.T, c Campaign, agent provider.Agent, opt Options) (string, *Supervisor) {
+func runSupervisor(t *testing.T, c Campaign, agent provider.Agent, opt Options) (Status, *Supervisor) {
 	t.Helper()
 	if opt.Run == nil {
 		opt.Run = fakeRun
@@ -206,14 +206,14 @@ func TestSupervisorPauseFromAnotherHandle(t *testing.T) {
 		once.Do(func() { close(started) })
 		return provider.Outcome{}
 	}}
-	done := make(chan string, 1)
+	done := make(chan Status, 1)
 	go func() {
 		final, _ := runSupervisor(t, c, agent, Options{})
 		done <- final
 	}()
 	<-started
 	at := time.Now()
-	if got, err := RequestControl(context.Background(), c, "pause"); err != nil || got != "requested" {
+	if got, err := RequestControl(context.Background(), c, Pause); err != nil || got != Requested {
 		t.Fatalf("pause: %s %v", got, err)
 	}
 	final := <-done

@@ -49,8 +49,7 @@ func (sv *Supervisor) recordUsage(ctx context.Context, out provider.Outcome, fal
 		if err := tx.PutUsage(thread, out.InputTokens, out.OutputTokens); err != nil {
 			return err
 		}
-		_, err := tx.Append("usage", map[string]any{"thread": thread, "input_tokens": out.InputTokens, "output_tokens": out.OutputTokens})
-		return err
+		return appendEvent(tx, UsagePayload{Thread: thread, InputTokens: out.InputTokens, OutputTokens: out.OutputTokens})
 	})
 	if err != nil {
 		sv.storeFailed("record the token usage", err)

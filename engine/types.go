@@ -7,26 +7,36 @@ import (
 	"github.com/simjecture/simjecture/sandbox"
 )
 
+// Status is the state of a study.
+type Status string
+
 // Study statuses.
 const (
-	StatusRunning             = "running"
-	StatusPaused              = "paused"
-	StatusCancelled           = "cancelled"
-	StatusBudgetExhausted     = "budget_exhausted"
-	StatusCompleted           = "completed"
-	StatusPausedExternalError = "paused_external_error"
-	StatusInterrupted         = "interrupted" // derived by readers, never stored
+	StatusRunning             Status = "running"
+	StatusPaused              Status = "paused"
+	StatusCancelled           Status = "cancelled"
+	StatusBudgetExhausted     Status = "budget_exhausted"
+	StatusCompleted           Status = "completed"
+	StatusPausedExternalError Status = "paused_external_error"
+	StatusInterrupted         Status = "interrupted" // derived by readers, never stored
+
+	// goOn is what the supervisor's steps return while the study should
+	// not stop; it is never stored.
+	goOn Status = ""
 )
+
+// ExpStatus is the state of an experiment.
+type ExpStatus string
 
 // Experiment statuses.
 const (
-	ExpQueued      = "queued"
-	ExpRunning     = "running"
-	ExpSucceeded   = "succeeded"
-	ExpFailed      = "failed"
-	ExpTimedOut    = "timed_out"
-	ExpCancelled   = "cancelled"
-	ExpInterrupted = "interrupted"
+	ExpQueued      ExpStatus = "queued"
+	ExpRunning     ExpStatus = "running"
+	ExpSucceeded   ExpStatus = "succeeded"
+	ExpFailed      ExpStatus = "failed"
+	ExpTimedOut    ExpStatus = "timed_out"
+	ExpCancelled   ExpStatus = "cancelled"
+	ExpInterrupted ExpStatus = "interrupted"
 )
 
 // Contract is the frozen part of a study: resuming with any of it changed is refused.
@@ -61,7 +71,7 @@ type Resources struct {
 // Receipt is the durable record of one experiment (contract section 6).
 type Receipt struct {
 	ID               string                      `json:"id"`
-	Status           string                      `json:"status"`
+	Status           ExpStatus                   `json:"status"`
 	IsolationBackend sandbox.Backend             `json:"isolation_backend"`
 	Machine          string                      `json:"machine"`
 	Source           string                      `json:"source"` // empty for a capability experiment
@@ -174,7 +184,7 @@ type ProviderState struct {
 
 // SupervisorState is the mutable supervisor record.
 type SupervisorState struct {
-	Status        string `json:"status"`
+	Status        Status `json:"status"`
 	Activity      string `json:"activity"`
 	Turn          int    `json:"turn"`
 	IdleStreak    int    `json:"idle_streak"`
@@ -200,35 +210,35 @@ type Usage struct {
 
 // Snapshot is what `status --json` and `lab status` print (contract section 6).
 type Snapshot struct {
-	StudyID          string          `json:"study_id"`
-	Status           string          `json:"status"`
-	Activity         string          `json:"activity"`
-	Mode             string          `json:"mode"`
-	AgentBackend     string          `json:"agent_backend"`
-	Model            string          `json:"model"`
-	JudgeModel       string          `json:"judge_model"`
-	ExecutionBackend sandbox.Backend `json:"execution_backend"`
-	CompletionPolicy string          `json:"completion_policy"`
-	Campaign         string          `json:"campaign"`
-	CreatedAt        time.Time       `json:"created_at"`
-	Deadline         time.Time       `json:"deadline"`
-	RemainingSeconds int64           `json:"remaining_seconds"`
-	Turn             int             `json:"turn"`
-	Provider         ProviderState   `json:"provider"`
-	Usage            Usage           `json:"usage"`
-	Experiments      []Receipt       `json:"experiments"`
-	ExperimentCounts map[string]int  `json:"experiment_counts"` // by status, over the whole study
-	Claims           []Claim         `json:"claims"`
-	Reviews          []Review        `json:"reviews"`
-	Notes            []Note          `json:"notes"`
-	LastError        string          `json:"last_error,omitempty"`
-	RecordProtection string          `json:"record_protection"`
+	StudyID          string            `json:"study_id"`
+	Status           Status            `json:"status"`
+	Activity         string            `json:"activity"`
+	Mode             string            `json:"mode"`
+	AgentBackend     string            `json:"agent_backend"`
+	Model            string            `json:"model"`
+	JudgeModel       string            `json:"judge_model"`
+	ExecutionBackend sandbox.Backend   `json:"execution_backend"`
+	CompletionPolicy string            `json:"completion_policy"`
+	Campaign         string            `json:"campaign"`
+	CreatedAt        time.Time         `json:"created_at"`
+	Deadline         time.Time         `json:"deadline"`
+	RemainingSeconds int64             `json:"remaining_seconds"`
+	Turn             int               `json:"turn"`
+	Provider         ProviderState     `json:"provider"`
+	Usage            Usage             `json:"usage"`
+	Experiments      []Receipt         `json:"experiments"`
+	ExperimentCounts map[ExpStatus]int `json:"experiment_counts"` // by status, over the whole study
+	Claims           []Claim           `json:"claims"`
+	Reviews          []Review          `json:"reviews"`
+	Notes            []Note            `json:"notes"`
+	LastError        string            `json:"last_error,omitempty"`
+	RecordProtection string            `json:"record_protection"`
 }
 
 // Event is one entry of the study's event log, as published to subscribers.
 type Event struct {
 	Seq     int64           `json:"seq"`
 	Time    string          `json:"time"`
-	Type    string          `json:"type"`
+	Type    EventType       `json:"type"`
 	Payload json.RawMessage `json:"payload"`
 }

@@ -19,7 +19,7 @@ import (
 type StudyEntry struct {
 	Dir              string
 	Name             string // the folder's path relative to the root
-	Status           string // "" when Err is set
+	Status           Status // "" when Err is set
 	ExecutionBackend string
 	Deadline         time.Time
 	RemainingSeconds int64

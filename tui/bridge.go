@@ -124,12 +124,10 @@ func (b *Bridge) deliver(gen int, batch []engine.Event) {
 
 // terminalEvent reports whether ev says the supervisor stopped the study.
 func terminalEvent(ev engine.Event) bool {
-	if ev.Type != "study_state" {
+	if ev.Type != engine.EvStudyState {
 		return false
 	}
-	var p struct {
-		Status string `json:"status"`
-	}
+	var p engine.StudyStatePayload
 	if json.Unmarshal(ev.Payload, &p) != nil {
 		return false
 	}

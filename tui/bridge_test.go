@@ -13,7 +13,7 @@ import (
 )
 
 func terminal(seq int64) engine.Event {
-	return event(seq, "study_state", map[string]string{"status": engine.StatusCancelled})
+	return event(seq, engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusCancelled})
 }
 
 // TestBridgeDropsButNeverTerminal fills the buffer while nobody reads, then

@@ -20,18 +20,18 @@ type Study interface {
 	Refresh(ctx context.Context) (StudyState, error)
 	// Processes samples the live process tree of the study's supervisor.
 	Processes(ctx context.Context) ([]engine.ProcSample, error)
-	// Control asks for "pause", "cancel" or "resume"; in-process pause and
-	// cancel return once the supervisor has stopped.
-	Control(ctx context.Context, command string) error
+	// Control asks for engine.Pause, engine.Cancel or resume; in-process
+	// pause and cancel return once the supervisor has stopped.
+	Control(ctx context.Context, command engine.Command) error
 }
 
 // StudyState is one refresh of a study.
 type StudyState struct {
 	Snapshot    engine.Snapshot
-	Supervising bool   // this process runs the study's supervisor now
-	OtherOwner  bool   // another live process supervises it
-	Final       string // what the last in-process supervisor run returned
-	RunErr      string // its error, if any
+	Supervising bool          // this process runs the study's supervisor now
+	OtherOwner  bool          // another live process supervises it
+	Final       engine.Status // what the last in-process supervisor run returned
+	RunErr      string        // its error, if any
 }
 
 // Workspace is what the home and new-study screens ask of the host. Like
@@ -133,3 +133,7 @@ type (
 
 // msgCmd returns a Cmd that produces msg.
 func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// resume is the TUI's own command: supervise the study in this process
+// again. It never reaches engine.Control, which only stops studies.
+const resume engine.Command = "resume"

@@ -52,7 +52,7 @@ type (
 	}
 	controlDoneMsg struct {
 		gen     int
-		command string
+		command engine.Command
 		err     error
 	}
 	// leftMsg says the operator left the dashboard (after pausing if asked).
@@ -128,7 +128,7 @@ func (m dashModel) tickCmd() tea.Cmd {
 	return tea.Tick(m.c.Tick, func(t time.Time) tea.Msg { return tickMsg{gen: gen, now: t} })
 }
 
-func (m dashModel) controlCmd(command string) tea.Cmd {
+func (m dashModel) controlCmd(command engine.Command) tea.Cmd {
 	s, ctx, gen := m.study, m.ctx, m.gen
 	return func() tea.Msg {
 		return controlDoneMsg{gen: gen, command: command, err: s.Control(ctx, command)}
@@ -139,7 +139,7 @@ func (m dashModel) controlCmd(command string) tea.Cmd {
 func (m dashModel) leaveCmd() tea.Cmd {
 	s, ctx, gen := m.study, m.ctx, m.gen
 	return func() tea.Msg {
-		_ = s.Control(ctx, "pause")
+		_ = s.Control(ctx, engine.Pause)
 		return leftMsg{gen: gen}
 	}
 }
@@ -218,7 +218,7 @@ func (m dashModel) handleEvents(msg eventsMsg) (dashModel, tea.Cmd) {
 		return m, nil
 	}
 	for _, ev := range msg.events {
-		if ev.Type != "record" { // bookkeeping for verify, not news for the operator
+		if ev.Type != engine.EvRecord { // bookkeeping for verify, not news for the operator
 			m.events = append(m.events, ev)
 		}
 	}
@@ -266,9 +266,9 @@ func (m dashModel) handleControlDone(msg controlDoneMsg) (dashModel, tea.Cmd) {
 	}
 	m.controlling = false
 	if msg.err != nil {
-		m = m.say("could not " + msg.command + ": " + msg.err.Error())
+		m = m.say("could not " + string(msg.command) + ": " + msg.err.Error())
 	} else {
-		m = m.say(msg.command + " done")
+		m = m.say(string(msg.command) + " done")
 	}
 	if m.refreshing {
 		m.dirty = true
@@ -353,7 +353,7 @@ func (m dashModel) handleConfirmKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		return m.beginLeave()
 	}
 	m.controlling = true
-	return m.say("cancelling…"), m.controlCmd("cancel")
+	return m.say("cancelling…"), m.controlCmd(engine.Cancel)
 }
 
 func (m dashModel) beginLeave() (dashModel, tea.Cmd) {
@@ -389,13 +389,13 @@ func (m dashModel) handleControlKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		return m.say("busy: waiting for the last request"), nil
 	case key.Matches(msg, k.Pause):
 		if status != engine.StatusRunning {
-			return m.say("the study is " + status + "; nothing to pause"), nil
+			return m.say("the study is " + string(status) + "; nothing to pause"), nil
 		}
 		m.controlling = true
-		return m.say("pausing…"), m.controlCmd("pause")
+		return m.say("pausing…"), m.controlCmd(engine.Pause)
 	case key.Matches(msg, k.Cancel):
 		if engine.Terminal(status) {
-			return m.say("the study is " + status + "; nothing to cancel"), nil
+			return m.say("the study is " + string(status) + "; nothing to cancel"), nil
 		}
 		m.confirm = "cancel"
 		return m, nil
@@ -404,10 +404,10 @@ func (m dashModel) handleControlKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	// last supervisor is exiting, or the last refresh is older): the
 	// resume itself takes the lock, and says so if it cannot.
 	if status == engine.StatusRunning || engine.Terminal(status) {
-		return m.say("the study is " + status + "; it cannot be resumed now"), nil
+		return m.say("the study is " + string(status) + "; it cannot be resumed now"), nil
 	}
 	m.controlling = true
-	return m.say("resuming…"), m.controlCmd("resume")
+	return m.say("resuming…"), m.controlCmd(resume)
 }
 
 // cooperative reports whether the study runs in a cooperative backend.

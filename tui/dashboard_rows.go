@@ -176,7 +176,7 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		if b == "" {
 			b = "—"
 		}
-		out = append(out, m.experimentCols(shortID(e.ID), e.Status, b, wall, peak, narrow))
+		out = append(out, m.experimentCols(shortID(e.ID), string(e.Status), b, wall, peak, narrow))
 	}
 	return out
 }

@@ -26,7 +26,7 @@ func TestUpdateDoesNoIO(t *testing.T) {
 		stateMsg{gen: gen, state: f.state}, procsMsg{gen: gen, rows: f.procs}, tickMsg{gen: gen, now: t0},
 		tickMsg{gen: gen, now: t0}, tickMsg{gen: gen, now: t0}, tickMsg{gen: gen, now: t0},
 		keyMsg("tab"), keyMsg("down"), keyMsg("j"), keyMsg("k"), keyMsg("enter"), keyMsg("esc"), keyMsg("?"), keyMsg("x"),
-		keyMsg("w"), keyMsg("x"), keyMsg("p"), controlDoneMsg{gen: gen, command: "pause"}, keyMsg("c"), keyMsg("n"),
+		keyMsg("w"), keyMsg("x"), keyMsg("p"), controlDoneMsg{gen: gen, command: engine.Pause}, keyMsg("c"), keyMsg("n"),
 		keyMsg("r"), keyMsg("q"), keyMsg("n"), stateMsg{gen: gen + 5}, procsMsg{gen: gen + 5},
 	}
 	before := f.calls.Load()
@@ -112,7 +112,7 @@ func TestPauseCancelResumeKeys(t *testing.T) {
 	m = feed(t, m, m.dash.refreshCmd())
 	m, cmd = step(t, m, keyMsg("r"))
 	feed(t, m, cmd)
-	if want := []string{"pause", "cancel", "resume"}; !slices.Equal(f.controls, want) {
+	if want := []engine.Command{engine.Pause, engine.Cancel, resume}; !slices.Equal(f.controls, want) {
 		t.Fatalf("controls = %v, want %v", f.controls, want)
 	}
 }
@@ -143,7 +143,7 @@ func TestLeaveAsksAndPausesWhenSupervising(t *testing.T) {
 	}
 	m, cmd = step(t, m, keyMsg("y"))
 	msgs := run(cmd)
-	if len(msgs) != 1 || !slices.Equal(f.controls, []string{"pause"}) {
+	if len(msgs) != 1 || !slices.Equal(f.controls, []engine.Command{engine.Pause}) {
 		t.Fatalf("leaving must pause first: msgs %v, controls %v", msgs, f.controls)
 	}
 	_, cmd = step(t, m, msgs[0])
@@ -272,7 +272,7 @@ func TestExperimentsPaneSaysWhenWindowed(t *testing.T) {
 	t.Parallel()
 	f := fixture()
 	shown := len(f.state.Snapshot.Experiments)
-	f.state.Snapshot.ExperimentCounts = map[string]int{engine.ExpSucceeded: 2990, engine.ExpFailed: 10}
+	f.state.Snapshot.ExperimentCounts = map[engine.ExpStatus]int{engine.ExpSucceeded: 2990, engine.ExpFailed: 10}
 	m := openDash(t, f, false, 120, 40)
 	want := fmt.Sprintf("Experiments (newest %d of 3000)", shown)
 	if v := m.View(); !strings.Contains(v, want) {

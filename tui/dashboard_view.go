@@ -39,7 +39,7 @@ func (m dashModel) header(w int) string {
 	if !s.Deadline.IsZero() && !engine.Terminal(s.Status) {
 		right = " ⏱ " + dur(max(0, s.Deadline.Sub(m.now))) + " left"
 	}
-	left := fmt.Sprintf("simjecture · %s · %s · %s", baseName(m.dir), strings.ToUpper(s.Status), s.Activity)
+	left := fmt.Sprintf("simjecture · %s · %s · %s", baseName(m.dir), strings.ToUpper(string(s.Status)), s.Activity)
 	return m.c.Styles.Title.Render(fit(left, w-ansi.StringWidth(right))) + right
 }
 

@@ -33,7 +33,7 @@ func (m dashModel) detailLines(w int) []string {
 func (m dashModel) experimentDetail(e engine.Receipt, w int) []string {
 	out := []string{m.c.Styles.Title.Render("Experiment " + e.ID), ""}
 	kv := func(k, v string) { out = append(out, wrap(fmt.Sprintf("%-12s %s", k, v), w)...) }
-	kv("status", e.Status)
+	kv("status", string(e.Status))
 	kv("backend", string(e.IsolationBackend))
 	kv("command", strings.TrimSpace(e.Source+e.Capability+" "+strings.Join(e.Args, " ")))
 	kv("stage", e.Stage)

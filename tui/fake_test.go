@@ -36,7 +36,7 @@ type fakeEngine struct {
 	procs    []engine.ProcSample
 	studies  []engine.StudyEntry
 	probes   []engine.BackendProbe
-	controls []string
+	controls []engine.Command
 	created  []NewStudy
 }
 
@@ -52,7 +52,7 @@ func (f *fakeEngine) Processes(context.Context) ([]engine.ProcSample, error) {
 	return f.procs, nil
 }
 
-func (f *fakeEngine) Control(_ context.Context, command string) error {
+func (f *fakeEngine) Control(_ context.Context, command engine.Command) error {
 	f.calls.Add(1)
 	f.controls = append(f.controls, command)
 	return nil
@@ -145,7 +145,7 @@ func fixture() *fakeEngine {
 		}}
 }
 
-func event(seq int64, typ string, payload any) engine.Event {
+func event(seq int64, typ engine.EventType, payload any) engine.Event {
 	b, _ := json.Marshal(payload)
 	return engine.Event{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second).Format(time.RFC3339Nano), Type: typ, Payload: b}
 }
@@ -220,7 +220,7 @@ func openDash(t *testing.T, f *fakeEngine, readOnly bool, w, h int) Model {
 	m = feed(t, m, m.Init())
 	m, _ = step(t, m, tickMsg{gen: m.dash.gen, now: t0})
 	m, _ = step(t, m, eventsMsg{gen: m.dash.gen, events: []engine.Event{
-		event(40, "experiment_started", map[string]string{"experiment": "exp_7414d181768254f796d579ab"}),
+		event(40, engine.EvExperimentStarted, engine.ExperimentStartedPayload{Experiment: "exp_7414d181768254f796d579ab"}),
 		event(41, "provider_retry", map[string]any{"error": "HTTP 503"}),
 	}})
 	m = feed(t, m, m.dash.refreshCmd())

@@ -119,7 +119,7 @@ func (h *Headless) Redraw(ctx context.Context) {
 }
 
 // Finish ends the status line and prints where the records are.
-func (h *Headless) Finish(ctx context.Context, final string) {
+func (h *Headless) Finish(ctx context.Context, final engine.Status) {
 	h.Redraw(ctx)
 	if h.TTY {
 		_, _ = fmt.Fprintln(h.Stderr)

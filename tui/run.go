@@ -50,7 +50,7 @@ type runtime struct {
 // Run shows the UI until the operator leaves and returns the final status
 // of the study this process last supervised ("" when it supervised none).
 // A study still supervised when the UI ends is paused first.
-func Run(ctx context.Context, opt Options) (string, error) {
+func Run(ctx context.Context, opt Options) (engine.Status, error) {
 	if os.Getenv("NO_COLOR") != "" {
 		lipgloss.SetColorProfile(termenv.Ascii)
 	}
@@ -101,14 +101,14 @@ func (r *runtime) shutdown(stopBridge context.CancelFunc) {
 
 // final is the outcome of the first study when Run was given one, else
 // of the last study this process supervised.
-func (r *runtime) final(first *liveStudy) string {
+func (r *runtime) final(first *liveStudy) engine.Status {
 	if first != nil {
 		f, _ := first.result()
 		return f
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out string
+	var out engine.Status
 	for _, s := range r.studies {
 		if f, _ := s.result(); f != "" {
 			out = f

@@ -26,7 +26,7 @@ type liveStudy struct {
 	ownSup  bool // this study opened sup and closes it
 	running bool
 	done    chan struct{} // closed when the current Run returns
-	final   string
+	final   engine.Status
 	runErr  error
 	backend string
 }
@@ -89,8 +89,8 @@ func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) 
 // Control pauses, cancels or resumes the study. Pause and cancel go to
 // the supervisor wherever it runs (engine.Control): in this process they
 // return once it has stopped and released the study.
-func (s *liveStudy) Control(ctx context.Context, command string) error {
-	if command == "resume" {
+func (s *liveStudy) Control(ctx context.Context, command engine.Command) error {
+	if command == resume {
 		return s.resume(ctx)
 	}
 	s.mu.Lock()
@@ -99,7 +99,7 @@ func (s *liveStudy) Control(ctx context.Context, command string) error {
 		sup = nil
 	}
 	s.mu.Unlock()
-	_, err := engine.Control(ctx, s.c, sup, engine.Command(command))
+	_, err := engine.Control(ctx, s.c, sup, command)
 	return err
 }
 
@@ -142,7 +142,7 @@ func (s *liveStudy) stopAndWait() {
 }
 
 // result is the final status of the last supervised run.
-func (s *liveStudy) result() (string, error) {
+func (s *liveStudy) result() (engine.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.final, s.runErr

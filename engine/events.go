@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/store"
+)
+
+// This file is the study's event vocabulary: every event type, its payload
+// and the one way to append it. docs/campaign.md ("Event types") lists the
+// same table; events_test.go holds the two equal. A payload's fields are in
+// the order the log has always written them: by JSON name for the payloads
+// that were map literals, so each event's bytes stay the same.
+
+// EventType names an entry of the study's event log.
+type EventType string
+
+// The event types.
+const (
+	EvStudyCreated               EventType = "study_created"
+	EvStudyState                 EventType = "study_state"
+	EvActivity                   EventType = "activity"
+	EvTurnStarted                EventType = "turn_started"
+	EvIdleTurn                   EventType = "idle_turn"
+	EvSessionRecovery            EventType = "session_recovery"
+	EvExperimentQueued           EventType = "experiment_queued"
+	EvExperimentStarted          EventType = "experiment_started"
+	EvExperimentFinished         EventType = "experiment_finished"
+	EvExperimentInterrupted      EventType = "experiment_interrupted"
+	EvExperimentCancelRequested  EventType = "experiment_cancel_requested"
+	EvClaimCommitted             EventType = "claim_committed"
+	EvClaimStatus                EventType = "claim_status"
+	EvReviewQueued               EventType = "review_queued"
+	EvReviewResolved             EventType = "review_resolved"
+	EvReviewFailed               EventType = "review_failed"
+	EvNoteAdded                  EventType = "note_added"
+	EvControlRequested           EventType = "control_requested"
+	EvHarnessError               EventType = "harness_error"
+	EvProviderReconnectScheduled EventType = "provider_reconnect_scheduled"
+	EvProviderReconnected        EventType = "provider_reconnected"
+	EvProviderNeedsAttention     EventType = "provider_needs_attention"
+	EvUsage                      EventType = "usage"
+	EvRecord                     EventType = "record"
+)
+
+// payload is an event's body; its type decides the event type.
+type payload interface{ eventType() EventType }
+
+// appendEvent adds p to the log under its own event type. It is the only
+// caller of store.Tx.Append in this package.
+func appendEvent(tx *store.Tx, p payload) error {
+	_, err := tx.Append(string(p.eventType()), p)
+	return err
+}
+
+// StudyCreatedPayload is the frozen contract of a new study.
+type StudyCreatedPayload struct{ Contract }
+
+// StudyStatePayload says the study's status changed.
+type StudyStatePayload struct {
+	Activity string `json:"activity"`
+	Status   Status `json:"status"`
+}
+
+// ActivityPayload is what the supervisor does now.
+type ActivityPayload struct {
+	Activity string `json:"activity"`
+}
+
+// TurnStartedPayload opens an agent turn.
+type TurnStartedPayload struct {
+	Role string `json:"role"`
+	Turn int    `json:"turn"`
+}
+
+// IdleTurnPayload is a worker turn that changed nothing.
+type IdleTurnPayload struct {
+	Streak int `json:"streak"`
+}
+
+// SessionRecoveryPayload is a fresh worker session after idle turns.
+type SessionRecoveryPayload struct {
+	IdleStreak int `json:"idle_streak"`
+	Recoveries int `json:"recoveries"`
+}
+
+// ExperimentQueuedPayload is an experiment the agent asked for.
+type ExperimentQueuedPayload struct {
+	Args       []string `json:"args"`
+	Experiment string   `json:"experiment"`
+	Source     string   `json:"source"`
+}
+
+// ExperimentStartedPayload is an experiment handed to its backend.
+type ExperimentStartedPayload struct {
+	Backend    sandbox.Backend `json:"backend"`
+	Experiment string          `json:"experiment"`
+}
+
+// ExperimentFinishedPayload is an experiment's final status. One that
+// never ran (cancelled while queued) has no wall_seconds or limit_exceeded.
+type ExperimentFinishedPayload struct {
+	Experiment    string    `json:"experiment"`
+	LimitExceeded *string   `json:"limit_exceeded"`
+	Status        ExpStatus `json:"status"`
+	WallSeconds   *float64  `json:"wall_seconds"`
+	NeverRan      bool      `json:"-"`
+}
+
+// MarshalJSON leaves out what an experiment that never ran cannot have.
+func (p ExperimentFinishedPayload) MarshalJSON() ([]byte, error) {
+	type plain ExperimentFinishedPayload
+	if !p.NeverRan {
+		return json.Marshal(plain(p))
+	}
+	return json.Marshal(struct {
+		Experiment string    `json:"experiment"`
+		Status     ExpStatus `json:"status"`
+	}{p.Experiment, p.Status})
+}
+
+// ExperimentInterruptedPayload is an experiment a dead supervisor left running.
+type ExperimentInterruptedPayload struct {
+	Experiment string `json:"experiment"`
+}
+
+// ExperimentCancelRequestedPayload is the agent's cancel of an experiment.
+type ExperimentCancelRequestedPayload struct {
+	Experiment string `json:"experiment"`
+	Reason     string `json:"reason"`
+}
+
+// ClaimCommittedPayload is a repair committed under its parent claim.
+type ClaimCommittedPayload struct {
+	Claim     string `json:"claim"`
+	Parent    string `json:"parent"`
+	Statement string `json:"statement"`
+}
+
+// ClaimStatusPayload is a claim's new status after an approved review.
+type ClaimStatusPayload struct {
+	Claim  string `json:"claim"`
+	Status string `json:"status"`
+}
+
+// ReviewQueuedPayload is a request for the independent reviewer.
+type ReviewQueuedPayload struct {
+	Claim       string `json:"claim"`
+	Disposition string `json:"disposition"`
+	Review      string `json:"review"`
+}
+
+// ReviewResolvedPayload is the reviewer's verdict.
+type ReviewResolvedPayload struct {
+	Claim       string  `json:"claim"`
+	Decision    string  `json:"decision"`
+	Disposition string  `json:"disposition"`
+	NextTest    *string `json:"next_test"`
+	Rationale   string  `json:"rationale"`
+	Review      string  `json:"review"`
+}
+
+// ReviewFailedPayload is a failed review attempt.
+type ReviewFailedPayload struct {
+	Attempt int    `json:"attempt"`
+	Error   string `json:"error"`
+	Review  string `json:"review"`
+}
+
+// NoteAddedPayload is a note the agent left.
+type NoteAddedPayload struct{ Note }
+
+// ControlRequestedPayload is an operator's request to a live supervisor.
+type ControlRequestedPayload struct {
+	Command Command `json:"command"`
+}
+
+// HarnessErrorPayload is a failure of the harness itself: the
+// supervisor's carry the count in a row, the executor's say where.
+type HarnessErrorPayload struct {
+	Consecutive int    `json:"consecutive,omitempty"`
+	Error       string `json:"error"`
+	Where       string `json:"where,omitempty"`
+}
+
+// ProviderReconnectScheduledPayload is a retry after a provider failure.
+type ProviderReconnectScheduledPayload struct {
+	Attempt      int       `json:"attempt"`
+	Deadline     time.Time `json:"deadline"`
+	DelaySeconds float64   `json:"delay_seconds"`
+	Error        string    `json:"error"`
+}
+
+// ProviderReconnectedPayload is a good turn after failed ones.
+type ProviderReconnectedPayload struct {
+	Attempts int `json:"attempts"`
+}
+
+// ProviderNeedsAttentionPayload stops the study for the operator.
+type ProviderNeedsAttentionPayload struct {
+	Attention string `json:"attention"`
+	Category  string `json:"category"`
+}
+
+// UsagePayload is the tokens one agent turn used.
+type UsagePayload struct {
+	InputTokens  *int64 `json:"input_tokens"`
+	OutputTokens *int64 `json:"output_tokens"`
+	Thread       string `json:"thread"`
+}
+
+// RecordPayload is appended with every write of a receipt, claim or
+// review: it chains the document's hash into the event log, so verify can
+// tell a row rewritten outside the harness.
+type RecordPayload struct {
+	Kind   store.Kind `json:"kind"`
+	ID     string     `json:"id"`
+	Status string     `json:"status"`
+	SHA256 string     `json:"sha256"`
+}
+
+func (StudyCreatedPayload) eventType() EventType               { return EvStudyCreated }
+func (StudyStatePayload) eventType() EventType                 { return EvStudyState }
+func (ActivityPayload) eventType() EventType                   { return EvActivity }
+func (TurnStartedPayload) eventType() EventType                { return EvTurnStarted }
+func (IdleTurnPayload) eventType() EventType                   { return EvIdleTurn }
+func (SessionRecoveryPayload) eventType() EventType            { return EvSessionRecovery }
+func (ExperimentQueuedPayload) eventType() EventType           { return EvExperimentQueued }
+func (ExperimentStartedPayload) eventType() EventType          { return EvExperimentStarted }
+func (ExperimentFinishedPayload) eventType() EventType         { return EvExperimentFinished }
+func (ExperimentInterruptedPayload) eventType() EventType      { return EvExperimentInterrupted }
+func (ExperimentCancelRequestedPayload) eventType() EventType  { return EvExperimentCancelRequested }
+func (ClaimCommittedPayload) eventType() EventType             { return EvClaimCommitted }
+func (ClaimStatusPayload) eventType() EventType                { return EvClaimStatus }
+func (ReviewQueuedPayload) eventType() EventType               { return EvReviewQueued }
+func (ReviewResolvedPayload) eventType() EventType             { return EvReviewResolved }
+func (ReviewFailedPayload) eventType() EventType               { return EvReviewFailed }
+func (NoteAddedPayload) eventType() EventType                  { return EvNoteAdded }
+func (ControlRequestedPayload) eventType() EventType           { return EvControlRequested }
+func (HarnessErrorPayload) eventType() EventType               { return EvHarnessError }
+func (ProviderReconnectScheduledPayload) eventType() EventType { return EvProviderReconnectScheduled }
+func (ProviderReconnectedPayload) eventType() EventType        { return EvProviderReconnected }
+func (ProviderNeedsAttentionPayload) eventType() EventType     { return EvProviderNeedsAttention }
+func (UsagePayload) eventType() EventType                      { return EvUsage }
+func (RecordPayload) eventType() EventType                     { return EvRecord }
