@@ -11,9 +11,18 @@ import (
 // fieldFlags is how the CLI names each backend-dependent request field:
 // its flag and the argument its help shows.
 var fieldFlags = map[engine.Field]struct{ name, arg string }{
-	engine.FieldModel:          {"model", ""},
-	engine.FieldExecutable:     {"executable", " PATH"},
-	engine.FieldProviderConfig: {"provider-config", " FILE (base_url, api_key; mode 0600)"},
+	engine.FieldModel:            {"model", ""},
+	engine.FieldExecutable:       {"executable", " PATH"},
+	engine.FieldProviderConfig:   {"provider-config", " FILE (base_url, api_key; mode 0600)"},
+	engine.FieldCampaign:         {"campaign", " DIR"},
+	engine.FieldHypothesisFile:   {"hypothesis-file", " FILE"},
+	engine.FieldInstructionsFile: {"instructions-file", " FILE"},
+	engine.FieldMode:             {"mode", ""},
+	engine.FieldCompletionPolicy: {"completion-policy", ""},
+	engine.FieldWallSeconds:      {"wall-seconds", ""},
+	engine.FieldTurnSeconds:      {"turn-seconds", ""},
+	engine.FieldExecutionBackend: {"execution-backend", ""},
+	engine.FieldCapabilities:     {"capabilities", ""},
 }
 
 // backendHelp is the --backend flag's help, from the agent backend table.
@@ -29,6 +38,9 @@ func inFlags(err error) error {
 		return err
 	}
 	f := fieldFlags[fe.Field]
+	if fe.Backend == "" {
+		return studyFieldInFlags(fe, f.name, f.arg)
+	}
 	switch fe.Problem {
 	case engine.Missing:
 		return fmt.Errorf("--backend %s needs --%s%s", fe.Backend, f.name, f.arg)
@@ -38,4 +50,12 @@ func inFlags(err error) error {
 		return fmt.Errorf("--backend %s: --%s: %w", fe.Backend, f.name, fe.Err)
 	}
 	return errors.New(fe.Error())
+}
+
+// studyFieldInFlags renders an error in a field every study has.
+func studyFieldInFlags(fe *engine.FieldError, name, arg string) error {
+	if fe.Problem == engine.Missing {
+		return fmt.Errorf("--%s%s is required", name, arg)
+	}
+	return fmt.Errorf("--%s: %w", name, fe.Err)
 }

@@ -21,7 +21,7 @@ func TestAgentBackendsInTheCLI(t *testing.T) {
 			t.Errorf("--backend's help %q does not name %s", help, b.Name)
 		}
 	}
-	for _, field := range engine.AgentFields() {
+	for _, field := range append(engine.AgentFields(), engine.StudyFields()...) {
 		flag, ok := fieldFlags[field]
 		if !ok || f.fs.Lookup(flag.name) == nil {
 			t.Errorf("field %q has no flag of study (fieldFlags %+v)", field, flag)
@@ -46,6 +46,9 @@ func TestFieldErrorsInFlags(t *testing.T) {
 			"--backend scripted takes no --executable"},
 		{&engine.FieldError{Backend: "codex", Field: engine.FieldExecutable, Problem: engine.Invalid, Err: errors.New("codex not found")},
 			"--backend codex: --executable: codex not found"},
+		{&engine.FieldError{Field: engine.FieldHypothesisFile, Problem: engine.Missing}, "--hypothesis-file FILE is required"},
+		{&engine.FieldError{Field: engine.FieldTurnSeconds, Problem: engine.Invalid, Err: errors.New("0: must be more than 0")},
+			"--turn-seconds: 0: must be more than 0"},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer

@@ -218,7 +218,8 @@ const (
 	Invalid
 )
 
-// FieldError is invalid input in one request field of an agent backend. It
+// FieldError is invalid input in one request field: of an agent backend
+// (Backend set), or of every study (Backend empty; see fields.go). It
 // names the field, not a flag or a form label: each front end renders it
 // in its own words. It wraps ErrInvalid.
 type FieldError struct {
@@ -229,6 +230,12 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
+	switch {
+	case e.Backend == "" && e.Problem == Missing:
+		return fmt.Sprintf("the %s is required", e.Field)
+	case e.Backend == "":
+		return fmt.Sprintf("%s: %v", e.Field, e.Err)
+	}
 	switch e.Problem {
 	case Missing:
 		return fmt.Sprintf("the %s agent backend needs the %s", e.Backend, e.Field)

@@ -18,7 +18,7 @@ type Campaign struct{ Dir string }
 // NewCampaign resolves dir to an absolute path.
 func NewCampaign(dir string) (Campaign, error) {
 	if dir == "" {
-		return Campaign{}, fmt.Errorf("--campaign is required: %w", ErrInvalid)
+		return Campaign{}, missingField(FieldCampaign)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -42,7 +42,7 @@ func CheckFrozenFile(what, path, recorded string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := readOperatorFile(what, path)
+	f, err := readOperatorFile(what, Field(what+" file"), path)
 	if err != nil {
 		return err
 	}

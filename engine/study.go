@@ -48,9 +48,9 @@ type operatorFile struct {
 	sha  string
 }
 
-func readOperatorFile(what, path string) (operatorFile, error) {
+func readOperatorFile(what string, f Field, path string) (operatorFile, error) {
 	if path == "" {
-		return operatorFile{}, fmt.Errorf("--%s-file is required for a new study: %w", what, ErrInvalid)
+		return operatorFile{}, missingField(f)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -71,25 +71,28 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func checkChoice(flag, v string, allowed []string) error {
+func checkChoice(f Field, v string, allowed []string) error {
 	if !slices.Contains(allowed, v) {
-		return fmt.Errorf("--%s %q: choose one of %s: %w", flag, v, strings.Join(allowed, ", "), ErrInvalid)
+		return badField(f, "%q: choose one of %s", v, strings.Join(allowed, ", "))
 	}
 	return nil
 }
 
 func validateRequest(r *Request) error {
-	if err := checkChoice("mode", r.Mode, Modes); err != nil {
+	if err := checkChoice(FieldMode, r.Mode, Modes); err != nil {
 		return err
 	}
-	if err := checkChoice("completion-policy", r.CompletionPolicy, Policies); err != nil {
+	if err := checkChoice(FieldCompletionPolicy, r.CompletionPolicy, Policies); err != nil {
 		return err
 	}
-	if r.WallSeconds <= 0 || r.TurnSeconds <= 0 || r.TurnSeconds > r.WallSeconds {
-		return fmt.Errorf("need 0 < --turn-seconds (%d) <= --wall-seconds (%d): %w", r.TurnSeconds, r.WallSeconds, ErrInvalid)
+	if r.WallSeconds <= 0 {
+		return badField(FieldWallSeconds, "%d: must be more than 0", r.WallSeconds)
+	}
+	if r.TurnSeconds <= 0 || r.TurnSeconds > r.WallSeconds {
+		return badField(FieldTurnSeconds, "%d: must be more than 0 and at most the wall seconds (%d)", r.TurnSeconds, r.WallSeconds)
 	}
 	if r.Mode != "minimal" {
-		return fmt.Errorf("--mode %s is not available in this build yet; use minimal: %w", r.Mode, ErrInvalid)
+		return badField(FieldMode, "%s is not available in this build yet; use minimal", r.Mode)
 	}
 	if err := checkAgent(r); err != nil {
 		return err
@@ -106,11 +109,11 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 	if err := checkNewCampaignDir(c.Dir); err != nil {
 		return Contract{}, err
 	}
-	hyp, err := readOperatorFile("hypothesis", r.HypothesisFile)
+	hyp, err := readOperatorFile("hypothesis", FieldHypothesisFile, r.HypothesisFile)
 	if err != nil {
 		return Contract{}, err
 	}
-	ins, err := readOperatorFile("instructions", r.InstructionsFile)
+	ins, err := readOperatorFile("instructions", FieldInstructionsFile, r.InstructionsFile)
 	if err != nil {
 		return Contract{}, err
 	}
@@ -120,7 +123,7 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 	capHashes := map[string]string{}
 	if r.Capabilities != "" {
 		if r.Capabilities, err = filepath.Abs(r.Capabilities); err != nil {
-			return Contract{}, fmt.Errorf("--capabilities: %w", err)
+			return Contract{}, badField(FieldCapabilities, "%w", err)
 		}
 		if _, capHashes, err = LoadCapabilities(r.Capabilities); err != nil {
 			return Contract{}, err
@@ -151,7 +154,7 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 func resolveBackend(ctx context.Context, requested string, probe Prober) (sandbox.Report, error) {
 	b, err := sandbox.ParseBackend(requested)
 	if err != nil {
-		return sandbox.Report{}, fmt.Errorf("--execution-backend: %v: %w", err, ErrInvalid)
+		return sandbox.Report{}, badField(FieldExecutionBackend, "%w", err)
 	}
 	rep := probe(ctx, b)
 	if b != sandbox.Auto {
