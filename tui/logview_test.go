@@ -366,3 +366,37 @@ func TestLogStreamIsBounded(t *testing.T) {
 		t.Fatalf("escapes reached the view: %q", got)
 	}
 }
+
+// TestLogViewerSaysWhereTheLogsAre: running, finished and queued
+// experiments each say what the viewer shows.
+func TestLogViewerSaysWhereTheLogsAre(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		read  engine.LogRead
+		wants []string
+	}{
+		{"running", engine.LogRead{Place: engine.LogPlace{Dir: "/work/studies/kepler/supervisor/run/" + runningExp, Live: true},
+			Chunks: []engine.LogChunk{{Reset: true, Data: []byte("step 70 of 90\n")}, {Missing: true}}},
+			[]string{"running · live", "supervisor/run/" + runningExp, "step 70 of 90"}},
+		{"finished", engine.LogRead{Place: engine.LogPlace{Dir: "/work/studies/kepler/experiments/" + runningExp},
+			Chunks: []engine.LogChunk{{Reset: true, Head: []byte("first\n"), Skipped: 3 << 20, Data: []byte("last\n")}, {}}},
+			[]string{"finished · head and tail", "experiments/" + runningExp, "first", "… 3.0M not shown …", "last"}},
+		{"queued", engine.LogRead{Chunks: []engine.LogChunk{{Missing: true}, {Missing: true}}},
+			[]string{"not started", "(the experiment has not started yet)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := fixture()
+			f.logs = func(engine.LogTarget, []engine.LogCursor) engine.LogRead { return tt.read }
+			m := openLogOn(t, f, paneExperiments, 1, 100, 30)
+			v := m.View()
+			for _, want := range tt.wants {
+				if !strings.Contains(v, want) {
+					t.Fatalf("the view lacks %q:\n%s", want, v)
+				}
+			}
+		})
+	}
+}
