@@ -96,6 +96,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.review, cmd = m.review.Update(msg)
 	case studyOpenedMsg, stateMsg, procsMsg, eventsMsg, tickMsg, controlDoneMsg:
 		m.dash, cmd = m.dash.Update(msg)
+	case logMsg:
+		m.dash, cmd = m.dash.Update(msg)
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}

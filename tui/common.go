@@ -23,6 +23,9 @@ type Study interface {
 	// Control asks for engine.Pause, engine.Cancel or resume; in-process
 	// pause and cancel return once the supervisor has stopped.
 	Control(ctx context.Context, command engine.Command) error
+	// Logs reads an experiment's or a turn's logs beyond the cursors
+	// (indexed like t.Streams), each read bounded by engine.LogWindow.
+	Logs(ctx context.Context, t engine.LogTarget, curs []engine.LogCursor) (engine.LogRead, error)
 }
 
 // StudyState is one refresh of a study.

@@ -85,6 +85,7 @@ type dashModel struct {
 	flash         string
 	flashTicks    int
 	err           string
+	log           logModel // the log viewer, when open
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int
@@ -162,6 +163,8 @@ func (m dashModel) Update(msg tea.Msg) (dashModel, tea.Cmd) {
 		return m.handleTick(msg)
 	case controlDoneMsg:
 		return m.handleControlDone(msg)
+	case logMsg:
+		return m.handleLogMsg(msg)
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}
@@ -293,6 +296,10 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	case m.help:
 		m.help = false
 		return m, nil
+	case m.log.open:
+		return m.handleLogKey(msg)
+	case m.wantsLog(msg):
+		return m.openLog(msg)
 	case m.detail:
 		return m.handleDetailKey(msg)
 	case key.Matches(msg, k.Quit, k.ForceQuit):

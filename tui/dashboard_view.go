@@ -15,6 +15,9 @@ const sidebarWidth = 30
 // View renders the dashboard; it is a pure function of the model.
 func (m dashModel) View() string {
 	w, h := max(m.width, 20), max(m.height, 6)
+	if m.log.open {
+		return m.log.View(m.c, m.dir, w, h)
+	}
 	if !m.loaded {
 		msg := "Opening " + m.dir + " …"
 		if m.err != "" {

@@ -38,6 +38,7 @@ type fakeEngine struct {
 	probes   []engine.BackendProbe
 	controls []engine.Command
 	created  []NewStudy
+	logs     func(engine.LogTarget, []engine.LogCursor) engine.LogRead // the log viewer's reads
 }
 
 func (f *fakeEngine) Dir() string { return "/work/studies/kepler" }
