@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -182,6 +183,10 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	spec, err := e.spec(r)
 	if err == nil {
 		res, err = e.run(ctx, spec)
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Stopped before it started: the stop decides its status, not the failed start.
+		res, err = sandbox.Result{Backend: res.Backend, Cancelled: true}, nil
 	}
 	final := finishReceipt(r, res, err)
 	werr := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
