@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -183,9 +184,23 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	if err == nil {
 		res, err = e.run(ctx, spec)
 	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Stopped before it started: the stop decides its status, not the failed start.
+		res, err = sandbox.Result{Backend: res.Backend, Cancelled: true}, nil
+	}
+	if full, ok := noSpace(err); ok {
+		err = full
+		e.spaceError(context.WithoutCancel(ctx), r.ID, err)
+	}
 	final := finishReceipt(r, res, err)
-	werr := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		if cur, err := getReceipt(tx, r.ID); err == nil {
+	e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, res) })
+	e.notify()
+}
+
+// writeFinal records the receipt's final state and its event.
+func (e *executor) writeFinal(ctx context.Context, final Receipt, res sandbox.Result) error {
+	return e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if cur, err := getReceipt(tx, final.ID); err == nil {
 			final.CancelRequested = cur.CancelRequested
 		}
 		if res.Cancelled && final.CancelRequested == "" {
@@ -197,10 +212,6 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 		return appendEvent(tx, ExperimentFinishedPayload{Experiment: final.ID, Status: final.Status,
 			WallSeconds: final.WallSeconds, LimitExceeded: final.LimitExceeded})
 	})
-	if werr != nil {
-		e.report(context.WithoutCancel(ctx), "record the receipt of "+r.ID, werr)
-	}
-	e.notify()
 }
 
 func (e *executor) stoppedStatus() ExpStatus {

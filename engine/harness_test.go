@@ -71,6 +71,15 @@ func TestSupervisorStopsOnFailingStore(t *testing.T) {
 			}},
 		{name: "turn start refused", wantLog: "injected: turn_started refused",
 			before: func(t *testing.T, c Campaign) { refuse(t, c, "turn_started") }},
+		{name: "final receipt refused", wantLog: "injected: experiment_finished refused",
+			before: func(t *testing.T, c Campaign) { refuse(t, c, "experiment_finished") },
+			inTurn: func(t *testing.T, c Campaign, sv *Supervisor) {
+				writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
+				lab := &Lab{C: c, S: sv.s, Cores: 1, MemMB: 8192}
+				if _, err := lab.Call(context.Background(), "run", []byte(`{"source":"sim.py","outputs":["r.json"]}`)); err != nil {
+					t.Error(err)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,7 +15,8 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// MaxReviewAttempts is how often a malformed review is tried before it stays queued.
+// MaxReviewAttempts is how often a malformed review is tried before it stays
+// queued; crashed attempts (MaxReviewCrashes) do not count towards it.
 const MaxReviewAttempts = 2
 
 // Packet is what the independent reviewer receives (contract section 11).
@@ -55,7 +56,7 @@ func (sv *Supervisor) processReviews(ctx context.Context) Status {
 		return sv.harnessError(ctx, storeError("read the review queue", err))
 	}
 	for _, r := range queue {
-		if blocked(claims[r.Claim], claims) || r.Attempts >= MaxReviewAttempts {
+		if blocked(claims[r.Claim], claims) || r.Attempts-r.Crashes >= MaxReviewAttempts || !sv.reviews.due(r.ID) {
 			continue
 		}
 		if stop := sv.reviewOne(ctx, r, claims); stop != goOn {
@@ -126,8 +127,10 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 		return stop
 	case err != nil:
 		return sv.harnessError(ctx, err)
-	case out.Failure != nil:
+	case out.Failure.NeedsOperator():
 		return sv.providerFailure(ctx, out)
+	case out.Failure != nil:
+		return sv.reviewCrashed(ctx, r, out.Failure)
 	}
 	sv.recordUsage(ctx, out, filepath.Base(dir))
 	sv.providerRecovered(ctx)
@@ -159,7 +162,7 @@ func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) S
 	if err != nil {
 		return sv.harnessError(ctx, storeError("record a failed review attempt", fmt.Errorf("review %s: %w", r.ID, err)))
 	}
-	if attempts >= MaxReviewAttempts {
+	if attempts-r.Crashes >= MaxReviewAttempts {
 		return sv.harnessError(ctx, fmt.Errorf("review %s failed twice; request remains queued: %w", r.ID, cause))
 	}
 	return goOn

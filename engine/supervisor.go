@@ -41,6 +41,8 @@ type Supervisor struct {
 
 	hypothesis, instructions string
 
+	reviews reviewWaits // per review, when its next attempt may start (reviewcrash.go)
+
 	enc      sandbox.Enclosure // probed once (enclose.go)
 	encOnce  sync.Once
 	enclosed bool // this run encloses its agents

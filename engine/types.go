@@ -157,6 +157,7 @@ type Review struct {
 	Challenge    *Challenge `json:"challenge"`
 	Status       string     `json:"status"`
 	Attempts     int        `json:"attempts"`
+	Crashes      int        `json:"crashes,omitempty"` // attempts whose reviewer failed (exit, stream), not malformed
 	Verdict      *Verdict   `json:"verdict"`
 	LastError    string     `json:"last_error,omitempty"`
 	PacketSHA256 string     `json:"packet_sha256,omitempty"`
