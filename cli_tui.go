@@ -47,7 +47,7 @@ func tuiOptions(io stdio) tui.Options {
 	def := preselectable(os.Getenv("SIMJECTURE_DEFAULT_EXECUTION_BACKEND"))
 	return tui.Options{
 		Root: workspaceRoot(), DefaultBackend: def, In: io.in, Out: io.out,
-		Launch: launchSupervisor,
+		Launch: launchSupervisor, Detach: detachSelf,
 		Demo: func(ctx context.Context) (string, error) {
 			c, err := engine.NewCampaign(newDemoDir())
 			if err != nil {
@@ -56,6 +56,16 @@ func tuiOptions(io stdio) tui.Options {
 			return c.Dir, createDemo(ctx, c)
 		},
 	}
+}
+
+// detachSelf starts a detached `resume --batch` of this binary for the
+// study in dir: the TUI's "leave it running in the background".
+func detachSelf(dir string) (tui.Detached, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return tui.Detached{}, fmt.Errorf("find own binary: %w", err)
+	}
+	return detachSupervisor(self, dir)
 }
 
 // launchSupervisor opens a supervisor for the study in dir with the agent

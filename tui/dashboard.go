@@ -83,6 +83,7 @@ type dashModel struct {
 	detail        bool
 	detailScroll  int
 	flash         string
+	leaveErr      string // why the last hand-over to a background supervisor failed
 	flashTicks    int
 	err           string
 
@@ -162,6 +163,8 @@ func (m dashModel) Update(msg tea.Msg) (dashModel, tea.Cmd) {
 		return m.handleTick(msg)
 	case controlDoneMsg:
 		return m.handleControlDone(msg)
+	case handedOverMsg:
+		return m.handleHandedOver(msg)
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}
@@ -268,7 +271,7 @@ func (m dashModel) handleControlDone(msg controlDoneMsg) (dashModel, tea.Cmd) {
 	if msg.err != nil {
 		m = m.say("could not " + string(msg.command) + ": " + msg.err.Error())
 	} else {
-		m = m.say(string(msg.command) + " done")
+		m, m.leaveErr = m.say(string(msg.command)+" done"), ""
 	}
 	if m.refreshing {
 		m.dirty = true
@@ -343,6 +346,9 @@ func (m dashModel) handleDetailKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 func (m dashModel) handleConfirmKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	what := m.confirm
 	m.confirm = ""
+	if what == "leave" && key.Matches(msg, m.c.Keys.Background) {
+		return m.beginHandOver()
+	}
 	if !key.Matches(msg, m.c.Keys.Yes) {
 		if what == "leave" && key.Matches(msg, m.c.Keys.ForceQuit) {
 			return m.beginLeave()
