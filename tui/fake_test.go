@@ -38,6 +38,8 @@ type fakeEngine struct {
 	probes   []engine.BackendProbe
 	controls []engine.Command
 	created  []NewStudy
+	// controlErr is what Control returns for a command (nil: success).
+	controlErr map[engine.Command]error
 }
 
 func (f *fakeEngine) Dir() string { return "/work/studies/kepler" }
@@ -55,7 +57,7 @@ func (f *fakeEngine) Processes(context.Context) ([]engine.ProcSample, error) {
 func (f *fakeEngine) Control(_ context.Context, command engine.Command) error {
 	f.calls.Add(1)
 	f.controls = append(f.controls, command)
-	return nil
+	return f.controlErr[command]
 }
 
 func (f *fakeEngine) Studies(context.Context) ([]engine.StudyEntry, error) {
