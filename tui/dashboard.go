@@ -271,7 +271,8 @@ func (m dashModel) handleControlDone(msg controlDoneMsg) (dashModel, tea.Cmd) {
 	if msg.err != nil {
 		m = m.say("could not " + string(msg.command) + ": " + msg.err.Error())
 	} else {
-		m, m.leaveErr = m.say(string(msg.command)+" done"), ""
+		m = m.say(string(msg.command) + " done")
+		m.leaveErr = ""
 	}
 	if m.refreshing {
 		m.dirty = true
