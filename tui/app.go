@@ -94,7 +94,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.form, cmd = m.form.Update(msg)
 	case createdMsg:
 		m.review, cmd = m.review.Update(msg)
-	case studyOpenedMsg, stateMsg, procsMsg, eventsMsg, tickMsg, controlDoneMsg:
+	case studyOpenedMsg, stateMsg, procsMsg, eventsMsg, tickMsg, controlDoneMsg, handedOverMsg:
 		m.dash, cmd = m.dash.Update(msg)
 	case logMsg:
 		m.dash, cmd = m.dash.Update(msg)

@@ -102,6 +102,7 @@ type KeyMap struct {
 	Quit, ForceQuit, Help, Tab, BackTab, Up, Down, Enter, Back  key.Binding
 	New, Demo, Refresh, Pause, Resume, Cancel, Dismiss, Warning key.Binding
 	Yes, No, Review, Left, Right                                key.Binding
+	Background                                                  key.Binding // leave the study running
 }
 
 // DefaultKeys returns the key bindings.
@@ -118,6 +119,7 @@ func DefaultKeys() KeyMap {
 		Dismiss: b("dismiss warning", "x", "esc"), Warning: b("isolation warning", "w"),
 		Yes: b("yes", "y"), No: b("no", "n", "esc"), Review: b("review", "ctrl+s"),
 		Left: b("previous choice", "left"), Right: b("next choice", "right", " "),
+		Background: b("leave it running in the background", "b"),
 	}
 }
 
@@ -140,3 +142,8 @@ func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 // resume is the TUI's own command: supervise the study in this process
 // again. It never reaches engine.Control, which only stops studies.
 const resume engine.Command = "resume"
+
+// background is the TUI's other own command: hand the study this process
+// supervises to a detached supervisor (Options.Detach) and confirm that it
+// took the study.
+const background engine.Command = "background"

@@ -83,6 +83,7 @@ type dashModel struct {
 	detail        bool
 	detailScroll  int
 	flash         string
+	leaveErr      string // why the last hand-over to a background supervisor failed
 	flashTicks    int
 	err           string
 	log           logModel // the log viewer, when open
@@ -165,6 +166,8 @@ func (m dashModel) Update(msg tea.Msg) (dashModel, tea.Cmd) {
 		return m.handleControlDone(msg)
 	case logMsg:
 		return m.handleLogMsg(msg)
+	case handedOverMsg:
+		return m.handleHandedOver(msg)
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}
@@ -272,6 +275,7 @@ func (m dashModel) handleControlDone(msg controlDoneMsg) (dashModel, tea.Cmd) {
 		m = m.say("could not " + string(msg.command) + ": " + msg.err.Error())
 	} else {
 		m = m.say(string(msg.command) + " done")
+		m.leaveErr = ""
 	}
 	if m.refreshing {
 		m.dirty = true
@@ -350,6 +354,9 @@ func (m dashModel) handleDetailKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 func (m dashModel) handleConfirmKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	what := m.confirm
 	m.confirm = ""
+	if what == "leave" && key.Matches(msg, m.c.Keys.Background) {
+		return m.beginHandOver()
+	}
 	if !key.Matches(msg, m.c.Keys.Yes) {
 		if what == "leave" && key.Matches(msg, m.c.Keys.ForceQuit) {
 			return m.beginLeave()

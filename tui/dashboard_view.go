@@ -29,6 +29,9 @@ func (m dashModel) View() string {
 	if a := m.attention(); a != "" {
 		lines = append(lines, m.c.Styles.Warn.Render(fit("⚠ "+a, w)))
 	}
+	if m.leaveErr != "" {
+		lines = append(lines, m.leaveErrLine(w))
+	}
 	bodyH := h - len(lines) - 1
 	lines = append(lines, m.body(w, bodyH)...)
 	lines = append(lines, m.statusBar(w))
@@ -221,8 +224,10 @@ func (m dashModel) statusBar(w int) string {
 	switch {
 	case m.confirm == "cancel":
 		tail = "Cancel the study? y yes · n no"
+	case m.confirm == "leave" && w >= 100:
+		tail = "Pause the study and leave? y yes · n no · b leave it running"
 	case m.confirm == "leave":
-		tail = "Pause the study and leave? y yes · n no"
+		tail = "Leave? y pause · b keep running · n stay"
 	case m.flash != "":
 		tail = m.flash
 	case m.detail:
@@ -250,8 +255,9 @@ func (m dashModel) helpLines() []string {
 		"  w                 reopen the isolation warning",
 		"  x / esc           dismiss the isolation warning",
 		"  ?                 this help (any key closes it)",
-		"  q                 leave (pauses first, after asking,",
-		"                    when this process supervises it)", "",
+		"  q                 leave; when this process supervises the",
+		"                    study it asks: y pause it and leave,",
+		"                    b leave it running in the background", "",
 		"Claims: ● open  ✓ supported  × falsified  ? unresolved",
 		"With --read-only every control is disabled.",
 	}

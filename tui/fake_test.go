@@ -39,6 +39,8 @@ type fakeEngine struct {
 	controls []engine.Command
 	created  []NewStudy
 	logs     func(engine.LogTarget, []engine.LogCursor) engine.LogRead // the log viewer's reads
+	// controlErr is what Control returns for a command (nil: success).
+	controlErr map[engine.Command]error
 }
 
 func (f *fakeEngine) Dir() string { return "/work/studies/kepler" }
@@ -56,7 +58,7 @@ func (f *fakeEngine) Processes(context.Context) ([]engine.ProcSample, error) {
 func (f *fakeEngine) Control(_ context.Context, command engine.Command) error {
 	f.calls.Add(1)
 	f.controls = append(f.controls, command)
-	return nil
+	return f.controlErr[command]
 }
 
 func (f *fakeEngine) Studies(context.Context) ([]engine.StudyEntry, error) {

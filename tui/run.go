@@ -32,6 +32,11 @@ type Options struct {
 	Out  io.Writer
 	// NoAltScreen keeps the normal screen (tests).
 	NoAltScreen bool
+
+	// Detach starts a supervisor of the study in dir in its own session,
+	// which outlives this process (main: `resume --campaign DIR --batch`);
+	// nil disables "leave it running".
+	Detach func(dir string) (Detached, error)
 }
 
 // runtime owns the program, the bridge goroutine, the followers and the
@@ -119,7 +124,7 @@ func (r *runtime) final(first *liveStudy) engine.Status {
 
 func (r *runtime) supervised(sup *engine.Supervisor) *liveStudy {
 	s := &liveStudy{c: sup.View().Campaign(), view: sup.View(), mon: engine.NewProcMonitor(), wg: &r.wg,
-		runCtx: r.ctx, sup: sup}
+		runCtx: r.ctx, sup: sup, detach: r.opt.Detach}
 	r.mu.Lock()
 	r.studies = append(r.studies, s)
 	r.mu.Unlock()
@@ -186,7 +191,7 @@ func (r *runtime) Open(ctx context.Context, dir string, launch bool, gen int) (S
 	}
 	s := &liveStudy{c: c, view: view, mon: engine.NewProcMonitor(), wg: &r.wg, runCtx: r.ctx}
 	if !r.opt.ReadOnly {
-		s.launch = r.opt.Launch
+		s.launch, s.detach = r.opt.Launch, r.opt.Detach
 	}
 	if launch {
 		if err := s.resume(ctx); err != nil {

@@ -18,6 +18,7 @@ type liveStudy struct {
 	view   *engine.View
 	mon    *engine.ProcMonitor
 	launch func(ctx context.Context, dir string) (*engine.Supervisor, error)
+	detach func(dir string) (Detached, error) // Options.Detach; nil: no hand-over
 	wg     *sync.WaitGroup
 	runCtx context.Context // ending it cancels a supervised study (SIGTERM)
 
@@ -90,8 +91,11 @@ func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) 
 // the supervisor wherever it runs (engine.Control): in this process they
 // return once it has stopped and released the study.
 func (s *liveStudy) Control(ctx context.Context, command engine.Command) error {
-	if command == resume {
+	switch command {
+	case resume:
 		return s.resume(ctx)
+	case background:
+		return s.handOver(ctx)
 	}
 	s.mu.Lock()
 	sup := s.sup
