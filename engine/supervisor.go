@@ -53,11 +53,17 @@ type Supervisor struct {
 
 // Open takes the campaign lock and loads the study for supervision.
 func Open(ctx context.Context, c Campaign, agent provider.Agent, opt Options) (*Supervisor, error) {
-	opt = withDefaults(opt)
 	lock, err := AcquireLock(c)
 	if err != nil {
 		return nil, err
 	}
+	return openLocked(ctx, c, lock, agent, opt)
+}
+
+// openLocked loads the study for supervision with the campaign lock this
+// process holds; the supervisor owns lock from here, and an error releases it.
+func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agent, opt Options) (*Supervisor, error) {
+	opt = withDefaults(opt)
 	s, err := c.Open(ctx)
 	if err != nil {
 		_ = lock.Release()
