@@ -38,6 +38,22 @@ func createLocked(ctx context.Context, c Campaign, k Contract, hyp, ins []byte) 
 	return lock, nil
 }
 
+// checkNewCampaign is checkNewCampaignDir, told apart when the folder is
+// not empty because another process is creating or running a study in it
+// (it holds the lock), or has created one meanwhile.
+func checkNewCampaign(c Campaign) error {
+	err := checkNewCampaignDir(c.Dir)
+	switch {
+	case err == nil:
+		return nil
+	case Owned(c):
+		return fmt.Errorf("%s: %w", c.Dir, ErrLocked)
+	case c.Exists():
+		return fmt.Errorf("%s already holds a study: %w", c.Dir, ErrInvalid)
+	}
+	return err
+}
+
 // makeCampaignDir makes dir (and its parents) and reports whether this
 // call made dir itself.
 func makeCampaignDir(dir string) (bool, error) {

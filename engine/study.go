@@ -131,7 +131,7 @@ func CreateStudyLocked(ctx context.Context, c Campaign, r Request, probe Prober)
 // nothing; it returns the contract and the operator's two files.
 func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, operatorFile, operatorFile, error) {
 	var hyp, ins operatorFile
-	if err := checkNewCampaignDir(c.Dir); err != nil {
+	if err := checkNewCampaign(c); err != nil {
 		return Contract{}, hyp, ins, err
 	}
 	hyp, err := readOperatorFile("hypothesis", r.HypothesisFile)
