@@ -65,12 +65,25 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 	}
 	if c.Exists() {
 		if err := checkResumeFlags(ctx, c, f); err != nil {
-			return fail(io, err)
+			return fail(io, ownedOr(c, err))
 		}
-	} else if _, err := engine.CreateStudy(ctx, c, f.req, sandbox.Select); err != nil {
+		return supervise(ctx, c, f.batch, f.jsonl, io)
+	}
+	_, lock, err := engine.CreateStudyLocked(ctx, c, f.req, sandbox.Select)
+	if err != nil {
 		return fail(io, err)
 	}
-	return supervise(ctx, c, f.batch, f.jsonl, io)
+	return superviseLocked(ctx, c, lock, f.batch, f.jsonl, io)
+}
+
+// ownedOr is err, unless another supervisor owns the study in c: its
+// record may then be one that process is still writing, and that it owns
+// the study is what this one must be told.
+func ownedOr(c engine.Campaign, err error) error {
+	if engine.Owned(c) {
+		return fmt.Errorf("%s: %w", c.Dir, engine.ErrLocked)
+	}
+	return err
 }
 
 // envDefaults are the study flags whose default a SIMJECTURE_DEFAULT_*

@@ -18,7 +18,13 @@ import (
 // supervise runs the study until it stops — headless with batch (or without
 // a terminal), else in the dashboard — and maps its final status to the exit code.
 func supervise(ctx context.Context, c engine.Campaign, batch, jsonl bool, io stdio) int {
-	sup, err := openStudy(ctx, c)
+	return superviseLocked(ctx, c, nil, batch, jsonl, io)
+}
+
+// superviseLocked is supervise with the campaign lock this process holds
+// (nil: take it), handed to the supervisor.
+func superviseLocked(ctx context.Context, c engine.Campaign, lock *engine.Lock, batch, jsonl bool, io stdio) int {
+	sup, err := openStudyLocked(ctx, c, lock)
 	if err != nil {
 		return fail(io, err)
 	}
@@ -67,11 +73,18 @@ func exitFor(final engine.Status) int {
 // openStudy opens a supervisor for the study in c (engine.OpenStudy) with
 // this binary and this machine's cores and memory.
 func openStudy(ctx context.Context, c engine.Campaign) (*engine.Supervisor, error) {
+	return openStudyLocked(ctx, c, nil)
+}
+
+// openStudyLocked is openStudy with the campaign lock this process holds
+// (nil: take it), which the supervisor takes over.
+func openStudyLocked(ctx context.Context, c engine.Campaign, lock *engine.Lock) (*engine.Supervisor, error) {
 	self, err := os.Executable()
 	if err != nil {
+		_ = lock.Release()
 		return nil, fmt.Errorf("find own binary: %w", err)
 	}
-	return engine.OpenStudy(ctx, c, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
+	return engine.OpenStudyLocked(ctx, c, lock, engine.Options{SelfExe: self, Cores: runtime.NumCPU(), MemMB: memoryMB()})
 }
 
 func announceBackend(io stdio, k engine.Contract) {

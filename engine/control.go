@@ -47,6 +47,9 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Comma
 		return "", err
 	}
 	defer lock.Release()
+	if err := killOrphanRuns(c); err != nil {
+		return "", err
+	}
 	var status Status
 	err = s.Tx(ctx, func(tx *store.Tx) error {
 		st, err := getState(tx)
@@ -61,8 +64,14 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Comma
 			if st.Status != StatusPausedExternalError {
 				st.Status = StatusPaused
 			}
+			if err := settleRunning(tx, ExpInterrupted, reasonSupervisorStopped); err != nil {
+				return err
+			}
 		default:
 			st.Status = StatusCancelled
+			if err := settleRunning(tx, ExpCancelled, "the study was cancelled; "+reasonSupervisorStopped); err != nil {
+				return err
+			}
 			if err := cancelQueued(tx, "the study was cancelled"); err != nil {
 				return err
 			}

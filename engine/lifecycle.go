@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/sandbox"
 )
 
@@ -19,6 +20,26 @@ import (
 // binary). It refuses a study that can no longer resume, and one another
 // supervisor owns (ErrLocked).
 func OpenStudy(ctx context.Context, c Campaign, opt Options) (*Supervisor, error) {
+	return OpenStudyLocked(ctx, c, nil, opt)
+}
+
+// OpenStudyLocked is OpenStudy with the campaign lock this process already
+// holds (CreateStudyLocked), which the supervisor takes over; nil takes the
+// lock. An error releases lock.
+func OpenStudyLocked(ctx context.Context, c Campaign, lock *Lock, opt Options) (*Supervisor, error) {
+	agent, err := studyAgent(ctx, c, opt)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	if lock == nil {
+		return Open(ctx, c, agent, opt)
+	}
+	return openLocked(ctx, c, lock, agent, opt)
+}
+
+// studyAgent checks that the study in c may still run and builds its agent.
+func studyAgent(ctx context.Context, c Campaign, opt Options) (provider.Agent, error) {
 	v, err := OpenView(ctx, c)
 	if err != nil {
 		return nil, err
@@ -31,11 +52,7 @@ func OpenStudy(ctx context.Context, c Campaign, opt Options) (*Supervisor, error
 	if err != nil {
 		return nil, err
 	}
-	agent, err := NewAgent(k, opt.SelfExe)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, c, agent, opt)
+	return NewAgent(k, opt.SelfExe)
 }
 
 // checkResumable refuses a study that ended for good (a budget_exhausted

@@ -16,14 +16,14 @@ func (sv *Supervisor) loop(ctx context.Context) Status {
 		if b := sv.boundary(ctx); b != goOn {
 			return b
 		}
-		if sv.completed(ctx) {
-			return StatusCompleted
+		if stop := sv.completion(ctx); stop != goOn {
+			return stop
 		}
 		if stop := sv.processReviews(ctx); stop != goOn {
 			return stop
 		}
-		if sv.completed(ctx) {
-			return StatusCompleted
+		if stop := sv.completion(ctx); stop != goOn {
+			return stop
 		}
 		if stop := sv.waitForExperiments(ctx); stop != goOn {
 			return stop

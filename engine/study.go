@@ -104,34 +104,61 @@ func validateRequest(r *Request) error {
 }
 
 // CreateStudy validates the request, probes the execution backend, and only
-// then writes the new study: nothing is written for invalid input.
+// then writes the new study: nothing is written for invalid input. It
+// holds the campaign lock while it writes (CreateStudyLocked).
 func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, error) {
-	if err := checkNewCampaignDir(c.Dir); err != nil {
-		return Contract{}, err
+	k, lock, err := CreateStudyLocked(ctx, c, r, probe)
+	if err != nil {
+		return k, err
+	}
+	return k, lock.Release()
+}
+
+// CreateStudyLocked is CreateStudy that keeps the campaign lock it took
+// before writing anything, for the caller to hand to the study's
+// supervisor (OpenStudyLocked): no other process can take the new study
+// over between its creation and its supervision.
+func CreateStudyLocked(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, *Lock, error) {
+	k, hyp, ins, err := newContract(ctx, c, r, probe)
+	if err != nil {
+		return Contract{}, nil, err
+	}
+	lock, err := createLocked(ctx, c, k, hyp.text, ins.text)
+	if err != nil {
+		return Contract{}, nil, err
+	}
+	return k, lock, nil
+}
+
+// newContract validates the request and probes its backend, writing
+// nothing; it returns the contract and the operator's two files.
+func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, operatorFile, operatorFile, error) {
+	var hyp, ins operatorFile
+	if err := checkNewCampaign(c); err != nil {
+		return Contract{}, hyp, ins, err
 	}
 	hyp, err := readOperatorFile("hypothesis", FieldHypothesisFile, r.HypothesisFile)
 	if err != nil {
-		return Contract{}, err
+		return Contract{}, hyp, ins, err
 	}
-	ins, err := readOperatorFile("instructions", FieldInstructionsFile, r.InstructionsFile)
-	if err != nil {
-		return Contract{}, err
+	if ins, err = readOperatorFile("instructions", FieldInstructionsFile, r.InstructionsFile); err != nil {
+		return Contract{}, hyp, ins, err
 	}
 	if err := validateRequest(&r); err != nil {
-		return Contract{}, err
+		return Contract{}, hyp, ins, err
 	}
 	capHashes := map[string]string{}
 	if r.Capabilities != "" {
 		if r.Capabilities, err = filepath.Abs(r.Capabilities); err != nil {
-			return Contract{}, badField(FieldCapabilities, "%w", err)
+			return Contract{}, hyp, ins, badField(FieldCapabilities, "%w", err)
 		}
 		if _, capHashes, err = LoadCapabilities(r.Capabilities); err != nil {
-			return Contract{}, err
+			return Contract{}, hyp, ins, err
 		}
 	}
 	report, err := resolveBackend(ctx, r.ExecutionBackend, probe)
 	if err != nil {
-		return Contract{}, err
+		return Contract{}, hyp, ins, err
 	}
 	now := time.Now().UTC()
 	k := Contract{
@@ -142,11 +169,7 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 		CreatedAt: now, Deadline: now.Add(time.Duration(r.WallSeconds) * time.Second),
 	}
 	k.StudyID = shortHash("study_", map[string]any{"dir": c.Dir, "created": now, "hyp": hyp.sha, "pid": os.Getpid()})
-	if err := writeNewStudy(ctx, c, k, hyp.text, ins.text); err != nil {
-		_ = os.RemoveAll(c.Dir)
-		return Contract{}, err
-	}
-	return k, nil
+	return k, hyp, ins, nil
 }
 
 // resolveBackend probes the requested execution backend; "auto" picks one.
@@ -171,7 +194,7 @@ func resolveBackend(ctx context.Context, requested string, probe Prober) (sandbo
 }
 
 func writeNewStudy(ctx context.Context, c Campaign, k Contract, hyp, ins []byte) error {
-	for _, d := range []string{c.Dir, c.Operator(), c.Research(), c.Experiments(), c.Supervisor()} {
+	for _, d := range []string{c.Operator(), c.Research(), c.Experiments(), c.Supervisor()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -55,11 +56,17 @@ type Supervisor struct {
 
 // Open takes the campaign lock and loads the study for supervision.
 func Open(ctx context.Context, c Campaign, agent provider.Agent, opt Options) (*Supervisor, error) {
-	opt = withDefaults(opt)
 	lock, err := AcquireLock(c)
 	if err != nil {
 		return nil, err
 	}
+	return openLocked(ctx, c, lock, agent, opt)
+}
+
+// openLocked loads the study for supervision with the campaign lock this
+// process holds; the supervisor owns lock from here, and an error releases it.
+func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agent, opt Options) (*Supervisor, error) {
+	opt = withDefaults(opt)
 	s, err := c.Open(ctx)
 	if err != nil {
 		_ = lock.Release()
@@ -136,12 +143,8 @@ func (sv *Supervisor) run(ctx context.Context) (Status, error) {
 	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)
 	labLn := listenLab(sv.c)
 	sv.enclosed = labLn != nil && sv.probeEnclosure(ctx).Available()
-	if err := sv.begin(ctx); err != nil {
-		if labLn != nil {
-			_ = labLn.Close()
-		}
-		sv.log.Error("supervisor could not start", "err", err)
-		return "", storeError("record that the study runs", err)
+	if stop, err := sv.start(ctx, labLn); stop != goOn || err != nil {
+		return stop, err
 	}
 	sv.log.Info("supervisor started", "pid", os.Getpid())
 	// The lock is ours: no run of this study is in flight. Remove the run
@@ -174,6 +177,33 @@ func (sv *Supervisor) run(ctx context.Context) (Status, error) {
 	return final, err
 }
 
+// start checks the record and records that the study runs again; a
+// record that fails the check stops the study (refuseToResume). On any
+// stop or error it closes the lab listener.
+func (sv *Supervisor) start(ctx context.Context, labLn *net.UnixListener) (Status, error) {
+	stop, err := sv.checkedBegin(ctx)
+	if (stop != goOn || err != nil) && labLn != nil {
+		_ = labLn.Close()
+	}
+	return stop, err
+}
+
+func (sv *Supervisor) checkedBegin(ctx context.Context) (Status, error) {
+	msg, err := sv.recordFinding(ctx)
+	if err == nil && msg != "" {
+		sv.log.Error("supervisor refused to resume", "finding", msg)
+		return sv.refuseToResume(ctx, msg)
+	}
+	if err == nil {
+		err = sv.begin(ctx)
+	}
+	if err != nil {
+		sv.log.Error("supervisor could not start", "err", err)
+		return "", storeError("record that the study runs", err)
+	}
+	return goOn, nil
+}
+
 func experimentStopStatus(final Status) ExpStatus {
 	if final == StatusCancelled || final == StatusBudgetExhausted {
 		return ExpCancelled
@@ -185,19 +215,8 @@ func experimentStopStatus(final Status) ExpStatus {
 // records that the study runs again.
 func (sv *Supervisor) begin(ctx context.Context) error {
 	return sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
-		running, err := listDocs[Receipt](tx, store.Experiments, string(ExpRunning))
-		if err != nil {
+		if err := settleRunning(tx, ExpInterrupted, reasonSupervisorStopped); err != nil {
 			return err
-		}
-		now := time.Now().UTC()
-		for _, r := range running {
-			r.Status, r.FinishedAt, r.Error = ExpInterrupted, &now, "the supervisor stopped while it ran"
-			if _, err := putReceipt(tx, r); err != nil {
-				return err
-			}
-			if err := appendEvent(tx, ExperimentInterruptedPayload{Experiment: r.ID}); err != nil {
-				return err
-			}
 		}
 		if err := tx.ClearControl(); err != nil {
 			return err
