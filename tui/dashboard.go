@@ -82,6 +82,9 @@ type dashModel struct {
 	help          bool
 	detail        bool
 	detailScroll  int
+	// evAnchor is the sequence number of the selected Activity event (0:
+	// follow the newest), so the selection stays on its event.
+	evAnchor int64
 	flash         string
 	flashTicks    int
 	err           string
@@ -225,6 +228,7 @@ func (m dashModel) handleEvents(msg eventsMsg) (dashModel, tea.Cmd) {
 	if n := len(m.events); n > maxEvents {
 		m.events = append([]engine.Event(nil), m.events[n-maxEvents:]...)
 	}
+	m = m.keepEventSelection()
 	if m.study == nil {
 		return m, nil
 	}
@@ -304,11 +308,11 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	case key.Matches(msg, k.BackTab):
 		m.focus = (m.focus + paneCount - 1) % paneCount
 	case key.Matches(msg, k.Up):
-		m.sel[m.focus] = max(0, m.sel[m.focus]-1)
+		m = m.moveSel(-1)
 	case key.Matches(msg, k.Down):
-		m.sel[m.focus] = min(m.sel[m.focus]+1, max(0, m.rowCount(m.focus)-1))
+		m = m.moveSel(1)
 	case key.Matches(msg, k.Enter):
-		m.detail, m.detailScroll = m.focus == paneClaims || m.focus == paneExperiments, 0
+		m.detail, m.detailScroll = m.hasDetail(), 0
 	case key.Matches(msg, k.Dismiss):
 		m.warnDismissed = true
 	case key.Matches(msg, k.Warning):
@@ -324,19 +328,6 @@ func (m dashModel) handleWarningKey() (dashModel, tea.Cmd) {
 		return m.say(backendLabel(string(m.state.Snapshot.ExecutionBackend)) + ": no isolation warning applies"), nil
 	}
 	m.warnDismissed = false
-	return m, nil
-}
-
-func (m dashModel) handleDetailKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
-	k := m.c.Keys
-	switch {
-	case key.Matches(msg, k.Up):
-		m.detailScroll = max(0, m.detailScroll-1)
-	case key.Matches(msg, k.Down):
-		m.detailScroll++
-	case key.Matches(msg, k.Back, k.Enter, k.Quit, k.Dismiss):
-		m.detail = false
-	}
 	return m, nil
 }
 
