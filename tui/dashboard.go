@@ -84,10 +84,10 @@ type dashModel struct {
 	detailScroll  int
 	// evAnchor is the sequence number of the selected Activity event (0:
 	// follow the newest), so the selection stays on its event.
-	evAnchor int64
-	flash         string
-	flashTicks    int
-	err           string
+	evAnchor   int64
+	flash      string
+	flashTicks int
+	err        string
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int

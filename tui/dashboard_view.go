@@ -267,4 +267,3 @@ func (m dashModel) statusBar(w int) (string, []string) {
 	}
 	return m.c.Styles.Bar.Render(fit(left+tail, w)), note
 }
-
