@@ -82,15 +82,16 @@ type dashModel struct {
 	help          bool
 	detail        bool
 	detailScroll  int
-	// evAnchor is the sequence number of the selected Activity event (0:
-	// follow the newest), so the selection stays on its event.
-	evAnchor   int64
-	flash      string
-	flashTicks int
-	err        string
+	flash         string
+	flashTicks    int
+	err           string
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int
+
+	// evAnchor is the sequence number of the selected Activity event (0:
+	// follow the newest), so the selection stays on its event.
+	evAnchor int64
 }
 
 func newDash(c *Common, ctx context.Context, gen int, dir string, now time.Time) dashModel {
