@@ -43,8 +43,8 @@ type homeModel struct {
 	width, height int
 	help          bool
 	listErr       string // why the last listing failed
-	gen           int  // of the refresh ticks: a new chain drops the old one
-	loading       bool // a listing is in flight
+	gen           int    // of the refresh ticks: a new chain drops the old one
+	loading       bool   // a listing is in flight
 }
 
 func newHome(c *Common, ctx context.Context) homeModel { return homeModel{c: c, ctx: ctx} }
