@@ -75,7 +75,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case openStudyMsg:
 		return m.handleOpen(msg)
 	case newStudyMsg:
-		m.screen, m.form = screenForm, newForm(m.c, m.ctx, msg.now)
+		m.screen, m.form = screenForm, newForm(m.c, m.ctx, msg.now, m.home.dirs())
 		m.form, _ = m.form.Update(tea.WindowSizeMsg{Width: m.width, Height: m.height})
 		return m, m.form.probeCmd()
 	case reviewMsg:

@@ -22,15 +22,20 @@ func TestEachFormGetsAFreshCampaignFolder(t *testing.T) {
 	m, _ = step(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	var dirs []string
 	for range 2 {
-		m, cmd := step(t, m, keyMsg("n"))
+		var cmd tea.Cmd
+		m, cmd = step(t, m, keyMsg("n"))
 		m = feed(t, m, cmd)
 		dirs = append(dirs, m.form.inputs[fDir].Value())
 		m, cmd = step(t, m, keyMsg("esc"))
-		feed(t, m, cmd)
+		m = feed(t, m, cmd)
 		clock = clock.Add(time.Minute)
 	}
 	if dirs[0] == dirs[1] || !strings.HasSuffix(dirs[0], "study-20260102-030405") {
 		t.Fatalf("the two forms default to %q", dirs)
+	}
+	taken := map[string]bool{"/r/study-20260102-030405": true, "/r/study-20260102-030405-2": true}
+	if got := freshDir("/r", t0, taken); got != "/r/study-20260102-030405-3" {
+		t.Fatalf("freshDir beside two taken folders = %q", got)
 	}
 }
 

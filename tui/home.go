@@ -113,6 +113,15 @@ func (m homeModel) Update(msg tea.Msg) (homeModel, tea.Cmd) {
 	return m, nil
 }
 
+// dirs are the folders of the listed studies.
+func (m homeModel) dirs() map[string]bool {
+	out := make(map[string]bool, len(m.studies))
+	for _, e := range m.studies {
+		out[e.Dir] = true
+	}
+	return out
+}
+
 // handleStudies shows a listing; the selection stays on its study.
 func (m homeModel) handleStudies(msg studiesMsg) homeModel {
 	dir := ""

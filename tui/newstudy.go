@@ -84,7 +84,9 @@ type formModel struct {
 	defaults      [fieldCount]string
 }
 
-func newForm(c *Common, ctx context.Context, now time.Time) formModel {
+// newForm is a form whose default campaign folder is named after now and
+// is none of the taken folders.
+func newForm(c *Common, ctx context.Context, now time.Time, taken map[string]bool) formModel {
 	m := formModel{c: c, ctx: ctx}
 	for i := range m.inputs {
 		ti := textinput.New()
@@ -94,7 +96,7 @@ func newForm(c *Common, ctx context.Context, now time.Time) formModel {
 	}
 	m.inputs[fWall].SetValue("3600")
 	m.inputs[fTurn].SetValue("600")
-	m.inputs[fDir].SetValue(filepath.Join(c.Root, "study-"+now.UTC().Format("20060102-150405")))
+	m.inputs[fDir].SetValue(freshDir(c.Root, now, taken))
 	m.inputs[fModel].Placeholder = "the backend's default"
 	m.inputs[fExecutable].Placeholder = "the backend's usual binary"
 	m.inputs[fConnection].Placeholder = "a file with base_url and api_key, mode 0600"
@@ -108,6 +110,16 @@ func newForm(c *Common, ctx context.Context, now time.Time) formModel {
 		m.defaults[i] = m.inputs[i].Value()
 	}
 	return m
+}
+
+// freshDir is root/study-<now>, with a -2, -3, … suffix if that is taken.
+func freshDir(root string, now time.Time, taken map[string]bool) string {
+	base := filepath.Join(root, "study-"+now.UTC().Format("20060102-150405"))
+	dir := base
+	for i := 2; taken[dir]; i++ {
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+	return dir
 }
 
 // typed reports whether the operator changed any text of the form.
