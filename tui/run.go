@@ -171,7 +171,7 @@ func (r *runtime) Create(ctx context.Context, n NewStudy) (string, error) {
 func (r *runtime) ReadText(_ context.Context, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return "", err // an *os.PathError: it names the file and the reason
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return "", fmt.Errorf("%s is empty", path)
