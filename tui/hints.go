@@ -14,15 +14,6 @@ type hint struct{ key, desc string }
 // hintOf is the hint of a binding, in its own help words.
 func hintOf(b key.Binding) hint { return hint{b.Help().Key, b.Help().Desc} }
 
-// hintsOf turns bindings into hints.
-func hintsOf(bs ...key.Binding) []hint {
-	out := make([]hint, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, hintOf(b))
-	}
-	return out
-}
-
 // footerText renders hints in at most w cells: "k desc · k desc" when that
 // fits, else the short form "k desc k desc", else the short form without
 // its first hints. The last two hints (help and quit, by convention) are
