@@ -210,6 +210,11 @@ func TestStudyPaneMessages(t *testing.T) {
 	if got := openDash(t, f, false, 80, 24).dash.providerLine(); got != "paused · 7 retries, 182 s waited" {
 		t.Errorf("paused provider line = %q", got)
 	}
+	m.dash = m.dash.say("could not resume: /work/studies/kepler/a/long/folder: another supervisor owns this study")
+	if v := m.View(); !strings.Contains(v, "owns this study") || !strings.HasSuffix(strings.TrimSpace(lastLine(v)), "esc close") {
+		t.Errorf("a long message must wrap above the footer, which keeps its keys:\n%s", v)
+	}
+	assertFits(t, m.View(), 80, 24)
 	f = fixture()
 	f.state.Snapshot.Status = engine.StatusCompleted
 	if v := openDash(t, f, false, 120, 40).View(); strings.Contains(v, "left") {

@@ -168,3 +168,32 @@ func TestReadOnlyHomeOffersNoStart(t *testing.T) {
 		t.Fatalf("read-only home:\n%s", v)
 	}
 }
+
+// TestHomeAndFormUpdateDoNoIO: like the dashboard's, the home, form and
+// review Updates only return Cmds.
+func TestHomeAndFormUpdateDoNoIO(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	home := homeModelFor(t, f, 80, 24)
+	form := newFormModel(t, f, "auto")
+	for _, tc := range []struct {
+		name string
+		m    Model
+		msgs []tea.Msg
+	}{
+		{"home", home, []tea.Msg{homeTickMsg{gen: home.home.gen}, homeTickMsg{gen: 0}, keyMsg("?"), keyMsg("x"),
+			keyMsg("j"), keyMsg("r"), keyMsg("n"), studiesMsg{}, keyMsg("enter")}},
+		{"form", form, []tea.Msg{keyMsg("a"), tea.KeyMsg{Type: tea.KeyF1}, keyMsg("x"), keyMsg("tab"), keyMsg("esc"),
+			keyMsg("n"), keyMsg("ctrl+s"), formErrMsg{err: "x"}, keyMsg("esc")}},
+	} {
+		before := f.calls.Load()
+		m := tc.m
+		for i, msg := range tc.msgs {
+			m, _ = step(t, m, msg)
+			_ = m.View()
+			if got := f.calls.Load(); got != before {
+				t.Fatalf("%s: message %d (%T) made %d engine call(s) inside Update", tc.name, i, msg, got-before)
+			}
+		}
+	}
+}
