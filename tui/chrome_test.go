@@ -273,3 +273,24 @@ func TestHelpOverlayOnEveryScreen(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenChrome: the interrupted dashboard, home's help and the
+// detail's position line, at two sizes each.
+func TestGoldenChrome(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		w, h := size[0], size[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			t.Parallel()
+			f := fixture()
+			f.state.Snapshot.Status, f.state.Supervising = engine.StatusInterrupted, false
+			d, _ := step(t, openDash(t, f, false, w, h), keyMsg("x"))
+			golden(t, fmt.Sprintf("dashboard_interrupted_%dx%d", w, h), d.View())
+			home, _ := step(t, homeModelFor(t, fixture(), w, h), keyMsg("?"))
+			golden(t, fmt.Sprintf("home_help_%dx%d", w, h), home.View())
+			for _, v := range []string{d.View(), home.View()} {
+				assertFits(t, v, w, h)
+			}
+		})
+	}
+}
