@@ -294,3 +294,21 @@ func TestGoldenChrome(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaveQuestionEndsWhenTheSupervisorStops: q asked whether to pause
+// and leave; the study stopped by itself meanwhile, so the UI leaves.
+func TestLeaveQuestionEndsWhenTheSupervisorStops(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	m := openDash(t, f, false, 80, 24)
+	m, _ = step(t, m, keyMsg("q"))
+	if m.dash.confirm != "leave" {
+		t.Fatal("q while supervising must ask")
+	}
+	st := f.state
+	st.Supervising, st.Snapshot.Status = false, engine.StatusCompleted
+	m, cmd := step(t, m, stateMsg{gen: m.dash.gen, state: st})
+	if msgs := run(cmd); m.dash.confirm != "" || len(msgs) != 1 || msgs[0] != (leftMsg{gen: m.dash.gen}) {
+		t.Fatalf("after the supervisor stopped: confirm %q, msgs %v", m.dash.confirm, msgs)
+	}
+}

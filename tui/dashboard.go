@@ -194,6 +194,10 @@ func (m dashModel) handleState(msg stateMsg) (dashModel, tea.Cmd) {
 	} else {
 		m.state, m.loaded, m.err = msg.state, true, ""
 		m.clampSelections()
+		if m.confirm == "leave" && !m.state.Supervising { // nothing left to pause: leave as asked
+			m.confirm = ""
+			return m, msgCmd(leftMsg{gen: m.gen})
+		}
 	}
 	if m.dirty {
 		m.dirty, m.refreshing = false, true
