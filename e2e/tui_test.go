@@ -24,11 +24,17 @@ type screen struct {
 // tuiScreen starts argv in a detached 100×30 tmux session.
 func tuiScreen(t *testing.T, envv []string, argv ...string) *screen {
 	t.Helper()
+	return tuiScreenSized(t, 100, 30, envv, argv...)
+}
+
+// tuiScreenSized starts argv in a detached w×h tmux session.
+func tuiScreenSized(t *testing.T, w, h int, envv []string, argv ...string) *screen {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
 	s := &screen{t: t, socket: "sj-e2e-" + randomHex(t), name: "tui"}
-	args := []string{"new-session", "-d", "-s", s.name, "-x", "100", "-y", "30", "--"}
+	args := []string{"new-session", "-d", "-s", s.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "--"}
 	s.tmux(envv, append(args, argv...)...)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 	return s
@@ -132,9 +138,9 @@ func TestTUIOpensFinishedDemo(t *testing.T) {
 		t.Errorf("the claim tree shows no status marker:\n%s", scr)
 	}
 	s.keys("?")
-	s.waitText(5*time.Second, "Keys", "cancel the study")
+	s.waitText(5*time.Second, "Keys: dashboard", "any key closes this help")
 	s.keys("Escape")
-	s.waitGone(5*time.Second, "cancel the study")
+	s.waitGone(5*time.Second, "any key closes this help")
 	s.keys("q")
 	s.waitExit(5 * time.Second)
 }

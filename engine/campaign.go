@@ -101,8 +101,8 @@ func LoadContract(ctx context.Context, s *store.Store) (Contract, error) {
 	return c, nil
 }
 
-// checkNewCampaignDir refuses a path that is a file or a non-empty folder
-// that holds no study.
+// checkNewCampaignDir refuses a path that is a file, a folder that already
+// holds a study, or a non-empty folder.
 func checkNewCampaignDir(dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -117,6 +117,9 @@ func checkNewCampaignDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("campaign %s: %w", dir, err)
+	}
+	if len(entries) > 0 && (Campaign{Dir: dir}).Exists() {
+		return fmt.Errorf("campaign %s already holds a study: open it, or choose another folder: %w", dir, ErrInvalid)
 	}
 	if len(entries) > 0 {
 		return fmt.Errorf("campaign %s is a non-empty folder that holds no study: %w", dir, ErrInvalid)

@@ -75,6 +75,7 @@ func agentIndex(t *testing.T, name string) int {
 func TestFormAPIStudyCarriesItsConnectionFile(t *testing.T) {
 	t.Parallel()
 	f := fixture()
+	f.files = map[string]string{"/tmp/instructions.txt": "Measure it.", "/tmp/hypothesis.txt": "Euler conserves energy."}
 	m := formWithAgent(t, f, agentIndex(t, "api"))
 	m, _ = step(t, m, keyMsg("shift+tab"))
 	m = typeText(t, m, "/tmp/instructions.txt")

@@ -55,7 +55,9 @@ func NewModel(ctx context.Context, c *Common, start Start) Model {
 		m.screen, m.dash = screenDash, newDash(c, ctx, m.gen, start.Campaign, start.Now)
 		m.init = m.dash.openCmd(false)
 	default:
-		m.screen, m.fromHome, m.init = screenHome, true, m.home.loadCmd()
+		var tick tea.Cmd
+		m.home, tick = m.home.startTicks()
+		m.screen, m.fromHome, m.init = screenHome, true, tea.Batch(m.home.loadCmd(), tick)
 	}
 	return m
 }
@@ -73,7 +75,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case openStudyMsg:
 		return m.handleOpen(msg)
 	case newStudyMsg:
-		m.screen, m.form = screenForm, newForm(m.c, m.ctx, m.now)
+		m.screen, m.form = screenForm, newForm(m.c, m.ctx, msg.now, m.home.dirs())
 		m.form, _ = m.form.Update(tea.WindowSizeMsg{Width: m.width, Height: m.height})
 		return m, m.form.probeCmd()
 	case reviewMsg:
@@ -83,14 +85,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.screen = screenForm
 	case homeMsg:
 		m.screen, m.fromHome = screenHome, true
-		return m, m.home.loadCmd()
+		return m.showHome()
+	case homeTickMsg:
+		if m.screen != screenHome { // the chain ends; showHome starts a new one
+			return m, nil
+		}
+		m.home, cmd = m.home.Update(msg)
 	case leftMsg:
 		return m.handleLeft(msg)
 	case quitMsg:
 		return m, tea.Quit
 	case studiesMsg, demoMsg:
 		m.home, cmd = m.home.Update(msg)
-	case probesMsg:
+	case probesMsg, formErrMsg:
 		m.form, cmd = m.form.Update(msg)
 	case createdMsg:
 		m.review, cmd = m.review.Update(msg)
@@ -134,7 +141,14 @@ func (m Model) handleLeft(msg leftMsg) (tea.Model, tea.Cmd) {
 	m.gen++
 	m.dash.gen = m.gen // results still in flight for the old dashboard are now stale
 	m.screen = screenHome
-	return m, m.home.loadCmd()
+	return m.showHome()
+}
+
+// showHome lists the studies now and every few seconds while home shows.
+func (m Model) showHome() (tea.Model, tea.Cmd) {
+	var tick tea.Cmd
+	m.home, tick = m.home.startTicks()
+	return m, tea.Batch(m.home.loadCmd(), tick)
 }
 
 func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {

@@ -44,6 +44,8 @@ type Workspace interface {
 	Probe(ctx context.Context) []engine.BackendProbe
 	// Create writes a new study and returns its folder.
 	Create(ctx context.Context, n NewStudy) (string, error)
+	// ReadText reads an operator's file (a hypothesis or instructions file).
+	ReadText(ctx context.Context, path string) (string, error)
 	// Demo creates the bundled demo study and returns its folder.
 	Demo(ctx context.Context) (string, error)
 	// Open attaches to the study in dir (launch: supervise it in this
@@ -71,8 +73,19 @@ type Common struct {
 	// DefaultBackend is the new-study form's preselected execution backend
 	// ("auto" unless the environment names another; never process-cooperative).
 	DefaultBackend string
-	// Tick is the refresh period of the dashboard (500 ms).
+	// Tick is the refresh period of the dashboard (500 ms); the home
+	// screen refreshes every fourth tick.
 	Tick time.Duration
+	// Clock reads the time inside Cmds (nil: time.Now; tests fix it).
+	Clock func() time.Time
+}
+
+// now reads the clock; only Cmds call it.
+func (c *Common) now() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock()
 }
 
 // Styles are the lipgloss styles of the UI. Every meaning they carry is
@@ -103,6 +116,7 @@ type KeyMap struct {
 	New, Demo, Refresh, Pause, Resume, Cancel, Dismiss, Warning key.Binding
 	Yes, No, Review, Left, Right                                key.Binding
 	Background                                                  key.Binding // leave the study running
+	PageUp, PageDown, Top, Bottom                               key.Binding
 }
 
 // DefaultKeys returns the key bindings.
@@ -111,7 +125,7 @@ func DefaultKeys() KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
 	}
 	return KeyMap{
-		Quit: b("quit", "q"), ForceQuit: b("quit", "ctrl+c"), Help: b("help", "?"),
+		Quit: b("quit", "q"), ForceQuit: b("quit", "ctrl+c"), Help: b("help", "?", "f1"),
 		Tab: b("next pane", "tab"), BackTab: b("previous pane", "shift+tab"),
 		Up: b("up", "up", "k"), Down: b("down", "down", "j"), Enter: b("open", "enter"), Back: b("back", "esc"),
 		New: b("new study", "n"), Demo: b("demo", "d"), Refresh: b("refresh", "r"),
@@ -120,6 +134,8 @@ func DefaultKeys() KeyMap {
 		Yes: b("yes", "y"), No: b("no", "n", "esc"), Review: b("review", "ctrl+s"),
 		Left: b("previous choice", "left"), Right: b("next choice", "right", " "),
 		Background: b("leave it running in the background", "b"),
+		PageUp:     b("page up", "pgup"), PageDown: b("page down", "pgdown", " "),
+		Top: b("top", "g", "home"), Bottom: b("end", "G", "end"),
 	}
 }
 

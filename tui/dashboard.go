@@ -90,6 +90,10 @@ type dashModel struct {
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int
+
+	// evAnchor is the sequence number of the selected Activity event (0:
+	// follow the newest), so the selection stays on its event.
+	evAnchor int64
 }
 
 func newDash(c *Common, ctx context.Context, gen int, dir string, now time.Time) dashModel {
@@ -196,6 +200,10 @@ func (m dashModel) handleState(msg stateMsg) (dashModel, tea.Cmd) {
 	} else {
 		m.state, m.loaded, m.err = msg.state, true, ""
 		m.clampSelections()
+		if m.confirm == "leave" && !m.state.Supervising { // nothing left to pause: leave as asked
+			m.confirm = ""
+			return m, msgCmd(leftMsg{gen: m.gen})
+		}
 	}
 	if m.dirty {
 		m.dirty, m.refreshing = false, true
@@ -231,6 +239,7 @@ func (m dashModel) handleEvents(msg eventsMsg) (dashModel, tea.Cmd) {
 	if n := len(m.events); n > maxEvents {
 		m.events = append([]engine.Event(nil), m.events[n-maxEvents:]...)
 	}
+	m = m.keepEventSelection()
 	if m.study == nil {
 		return m, nil
 	}
@@ -315,11 +324,11 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	case key.Matches(msg, k.BackTab):
 		m.focus = (m.focus + paneCount - 1) % paneCount
 	case key.Matches(msg, k.Up):
-		m.sel[m.focus] = max(0, m.sel[m.focus]-1)
+		m = m.moveSel(-1)
 	case key.Matches(msg, k.Down):
-		m.sel[m.focus] = min(m.sel[m.focus]+1, max(0, m.rowCount(m.focus)-1))
+		m = m.moveSel(1)
 	case key.Matches(msg, k.Enter):
-		m.detail, m.detailScroll = m.focus == paneClaims || m.focus == paneExperiments, 0
+		m.detail, m.detailScroll = m.hasDetail(), 0
 	case key.Matches(msg, k.Dismiss):
 		m.warnDismissed = true
 	case key.Matches(msg, k.Warning):
@@ -335,19 +344,6 @@ func (m dashModel) handleWarningKey() (dashModel, tea.Cmd) {
 		return m.say(backendLabel(string(m.state.Snapshot.ExecutionBackend)) + ": no isolation warning applies"), nil
 	}
 	m.warnDismissed = false
-	return m, nil
-}
-
-func (m dashModel) handleDetailKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
-	k := m.c.Keys
-	switch {
-	case key.Matches(msg, k.Up):
-		m.detailScroll = max(0, m.detailScroll-1)
-	case key.Matches(msg, k.Down):
-		m.detailScroll++
-	case key.Matches(msg, k.Back, k.Enter, k.Quit, k.Dismiss):
-		m.detail = false
-	}
 	return m, nil
 }
 

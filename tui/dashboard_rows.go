@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/simjecture/simjecture/engine"
 )
 
@@ -49,9 +52,8 @@ func (m dashModel) studyLines(w int) []string {
 	}
 	out = append(out, hyp...)
 	add("Activity: ", s.Activity)
-	if !s.Deadline.IsZero() {
-		left := max(0, s.Deadline.Sub(m.now))
-		add("Deadline: ", s.Deadline.UTC().Format("15:04:05")+" UTC · "+dur(left)+" left")
+	if d := m.deadlineText(); d != "" {
+		add("Deadline: ", d)
 	}
 	add("Provider: ", m.providerLine())
 	agent := s.AgentBackend
@@ -83,10 +85,75 @@ func (m dashModel) providerLine() string {
 	case p.NextRetryAt != nil:
 		return fmt.Sprintf("Reconnecting provider (attempt %d, %ds to retry)", p.ConsecutiveFailures,
 			max(0, int(p.NextRetryAt.Sub(m.now).Seconds()+0.5)))
+	case p.RetryCount > 0 && m.state.Snapshot.Status != engine.StatusRunning:
+		return fmt.Sprintf("%s · %d retries, %.0f s waited", m.state.Snapshot.Status, p.RetryCount, p.WaitSeconds)
 	case p.RetryCount > 0:
 		return fmt.Sprintf("ok (%d retries, %.0fs waited)", p.RetryCount, p.WaitSeconds)
 	}
 	return "ok"
+}
+
+// deadlineText is the absolute deadline, with the time left while the
+// study can still run ("" when the study has none).
+func (m dashModel) deadlineText() string {
+	s := m.state.Snapshot
+	if s.Deadline.IsZero() {
+		return ""
+	}
+	at := s.Deadline.UTC().Format("15:04:05") + " UTC"
+	if engine.Terminal(s.Status) {
+		return at + " · study " + string(s.Status)
+	}
+	return at + " · " + dur(max(0, s.Deadline.Sub(m.now))) + " left"
+}
+
+// expStatus is the experiment's status as the operator should read it: a
+// running receipt in an interrupted study (no live supervisor owns it) is
+// interrupted, as the engine will record when the study resumes.
+func (m dashModel) expStatus(e engine.Receipt) engine.ExpStatus {
+	if e.Status == engine.ExpRunning && m.interrupted() {
+		return engine.ExpInterrupted
+	}
+	return e.Status
+}
+
+// liveWall is the wall time of a running experiment so far.
+func (m dashModel) liveWall(e engine.Receipt) (time.Duration, bool) {
+	if m.expStatus(e) != engine.ExpRunning || e.StartedAt == nil || m.now.IsZero() {
+		return 0, false
+	}
+	return max(0, m.now.Sub(*e.StartedAt)), true
+}
+
+// wallDetail is the wall time line of the experiment detail.
+func (m dashModel) wallDetail(e engine.Receipt) string {
+	if d, ok := m.liveWall(e); ok {
+		return dur(d) + " so far (running)"
+	}
+	if e.WallSeconds == nil && m.expStatus(e) == engine.ExpInterrupted {
+		return "unknown: the supervisor stopped while it ran"
+	}
+	return optFloat(e.WallSeconds, "%.2f s")
+}
+
+// statusStyle colours a status word (its text stays: NO_COLOR loses nothing).
+func (m dashModel) statusStyle(status string) lipgloss.Style { return statusStyle(m.c.Styles, status) }
+
+func statusStyle(st Styles, status string) lipgloss.Style {
+	switch status {
+	case "failed", "timed_out", "falsified", "paused_external_error", "unreadable":
+		return st.Bad
+	case "succeeded", "supported", "completed":
+		return st.Good
+	case "running", "running ●", "retrying":
+		return st.Warn
+	}
+	return lipgloss.NewStyle()
+}
+
+// padStyled pads s to w cells, then styles it, so columns line up.
+func padStyled(st lipgloss.Style, s string, w int) string {
+	return st.Render(s + strings.Repeat(" ", max(0, w-ansi.StringWidth(s))))
 }
 
 // claimNode is a claim with its depth in the tree.
@@ -130,7 +197,8 @@ func (m dashModel) claimRows() []string {
 	var out []string
 	for _, n := range m.orderedClaims() {
 		c := n.claim
-		out = append(out, fmt.Sprintf("%s%s %s %s", strings.Repeat("  ", n.depth), claimMarker(c.Status), shortID(c.ID), oneLine(c.Statement)))
+		mark := m.statusStyle(c.Status).Render(claimMarker(c.Status))
+		out = append(out, fmt.Sprintf("%s%s %s %s", strings.Repeat("  ", n.depth), mark, shortID(c.ID), oneLine(c.Statement)))
 	}
 	return out
 }
@@ -149,12 +217,21 @@ func (m dashModel) experimentHeader(narrow bool) string {
 	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow)
 }
 
+// statusWidth is the width of the STATUS column: its longest value.
+func (m dashModel) statusWidth() int {
+	w := len("STATUS")
+	for _, e := range m.state.Snapshot.Experiments {
+		w = max(w, len(m.expStatus(e)))
+	}
+	return w
+}
+
 func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow bool) string {
 	bw := 19
 	if narrow {
 		bw = 12
 	}
-	return fmt.Sprintf("%-12s %-10s %-*s %7s %8s", id, status, bw, backend, wall, peak)
+	return fmt.Sprintf("%-12s %s %-*s %7s %8s", id, padStyled(m.statusStyle(status), status, m.statusWidth()), bw, backend, wall, peak)
 }
 
 func (m dashModel) experimentRows(narrow bool) []string {
@@ -163,8 +240,8 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		wall, peak := "—", "—"
 		if e.WallSeconds != nil {
 			wall = seconds(*e.WallSeconds)
-		} else if e.Status == engine.ExpRunning && e.StartedAt != nil && !m.now.IsZero() {
-			wall = dur(max(0, m.now.Sub(*e.StartedAt)))
+		} else if d, ok := m.liveWall(e); ok {
+			wall = dur(d)
 		}
 		if e.PeakRSSBytes != nil {
 			peak = human(*e.PeakRSSBytes)
@@ -176,7 +253,7 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		if b == "" {
 			b = "—"
 		}
-		out = append(out, m.experimentCols(shortID(e.ID), string(e.Status), b, wall, peak, narrow))
+		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow))
 	}
 	return out
 }

@@ -25,17 +25,60 @@ func (m dashModel) View() string {
 		}
 		return strings.Join(block(append(wrap(msg, w), "", "q leave"), w, h), "\n")
 	}
-	lines := []string{m.header(w)}
-	if a := m.attention(); a != "" {
-		lines = append(lines, m.c.Styles.Warn.Render(fit("⚠ "+a, w)))
+	lines := append([]string{m.header(w)}, m.attentionLines(w)...)
+	bar, note := m.statusBar(w)
+	body := m.body(w, m.bodyHeight())
+	if m.help {
+		body = overlay(body, m.helpLines(), w)
 	}
 	if m.leaveErr != "" {
 		lines = append(lines, m.leaveErrLine(w))
 	}
-	bodyH := h - len(lines) - 1
-	lines = append(lines, m.body(w, bodyH)...)
-	lines = append(lines, m.statusBar(w))
+	lines = append(lines, body...)
+	lines = append(lines, note...)
+	lines = append(lines, bar)
 	return strings.Join(lines, "\n")
+}
+
+// attentionLines is the provider's or the study's message, wrapped.
+func (m dashModel) attentionLines(w int) []string {
+	a := m.attention()
+	if a == "" {
+		return nil
+	}
+	var out []string
+	for _, l := range clip(wrap("⚠ "+a, w), 3, "… enter on Study shows it all") {
+		out = append(out, m.c.Styles.Warn.Render(fit(l, w)))
+	}
+	return out
+}
+
+// bodyHeight is the number of lines between the header and the footer.
+func (m dashModel) bodyHeight() int {
+	w, h := max(m.width, 20), max(m.height, 6)
+	_, note := m.statusBar(w)
+	leave := 0
+	if m.leaveErr != "" {
+		leave = 1
+	}
+	return h - 1 - len(m.attentionLines(w)) - leave - len(note) - 1
+}
+
+// mainWidth is the width of the panes (the sidebar takes the rest).
+func (m dashModel) mainWidth() int {
+	w := max(m.width, 20)
+	if m.warningShown() && w >= 60 {
+		return w - sidebarWidth - 1
+	}
+	return w
+}
+
+// clip keeps at most n lines, the last replaced by more when cut.
+func clip(lines []string, n int, more string) []string {
+	if len(lines) <= n {
+		return lines
+	}
+	return append(lines[:n-1:n-1], more)
 }
 
 // header is the first line: the study, its status, and the countdown.
@@ -74,18 +117,12 @@ func (m dashModel) body(w, h int) []string {
 		return nil
 	}
 	var main []string
-	mainW := w
-	side := m.warningShown()
-	if side && w >= 60 {
-		mainW = w - sidebarWidth - 1
-	}
+	mainW, side := m.mainWidth(), m.warningShown()
 	switch {
-	case m.help:
-		main = block(m.helpLines(), mainW, h)
 	case side && w < 60:
 		return block(m.warningLines(w), w, h)
 	case m.detail:
-		main = block(m.detailLines(mainW), mainW, h)
+		main = m.detailView(mainW, h)
 	default:
 		main = m.panes(mainW, h)
 	}
@@ -160,8 +197,8 @@ func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string
 	if header != "" && h > 1 {
 		out = append(out, m.c.Styles.Dim.Render("  "+header))
 	}
-	if len(rows) == 0 {
-		rows = []string{m.c.Styles.Dim.Render(emptyText(p))}
+	if len(rows) == 0 { // the empty state is text, not a row to select
+		return block(append(out, "  "+m.c.Styles.Dim.Render(emptyText(p))), w, h)
 	}
 	out = append(out, m.window(rows, m.sel[p], h-len(out), focused)...)
 	return block(out, w, h)
@@ -204,8 +241,9 @@ func (m dashModel) warningLines(w int) []string {
 }
 
 // statusBar is the last line: the backend mode indicator, the ownership,
-// and key hints, a message or a confirmation prompt.
-func (m dashModel) statusBar(w int) string {
+// and the keys that can act, a message or a confirmation prompt. A
+// message too long for the bar comes back as wrapped lines above it.
+func (m dashModel) statusBar(w int) (string, []string) {
 	mode := "[" + backendLabel(string(m.state.Snapshot.ExecutionBackend)) + "]"
 	if m.cooperative() {
 		mode = m.c.Styles.Warn.Render(mode)
@@ -220,7 +258,10 @@ func (m dashModel) statusBar(w int) string {
 	case m.state.Supervising:
 		role = "supervising"
 	}
+	left := mode + " " + role + " │ "
+	room := w - ansi.StringWidth(left)
 	var tail string
+	var note []string
 	switch {
 	case m.confirm == "cancel":
 		tail = "Cancel the study? y yes · n no"
@@ -228,37 +269,13 @@ func (m dashModel) statusBar(w int) string {
 		tail = "Pause the study and leave? y yes · n no · b leave it running"
 	case m.confirm == "leave":
 		tail = "Leave? y pause · b keep running · n stay"
-	case m.flash != "":
+	case m.flash != "" && ansi.StringWidth(m.flash) <= room:
 		tail = m.flash
-	case m.detail:
-		tail = "↑↓ scroll · esc close"
 	default:
-		tail = "p pause r resume c cancel ? help q quit"
-		if w >= 110 {
-			tail = "tab pane · ↑↓ move · enter open · p pause · r resume · c cancel · w warning · ? help · q quit"
+		if m.flash != "" {
+			note = clip(wrap(m.flash, w), 3, "…")
 		}
+		tail = footerText(m.hints(), room)
 	}
-	left := mode + " " + role + " │ "
-	return m.c.Styles.Bar.Render(fit(left+tail, w))
-}
-
-// helpLines is the key reference.
-func (m dashModel) helpLines() []string {
-	return []string{
-		m.c.Styles.Title.Render("Keys"), "",
-		"  tab / shift+tab   move focus between panes",
-		"  ↑ ↓ / k j         move the selection, scroll",
-		"  enter             open the selected experiment or claim",
-		"  p                 pause the study",
-		"  r                 resume a paused or interrupted study",
-		"  c                 cancel the study (asks first)",
-		"  w                 reopen the isolation warning",
-		"  x / esc           dismiss the isolation warning",
-		"  ?                 this help (any key closes it)",
-		"  q                 leave; when this process supervises the",
-		"                    study it asks: y pause it and leave,",
-		"                    b leave it running in the background", "",
-		"Claims: ● open  ✓ supported  × falsified  ? unresolved",
-		"With --read-only every control is disabled.",
-	}
+	return m.c.Styles.Bar.Render(fit(left+tail, w)), note
 }

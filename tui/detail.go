@@ -5,13 +5,18 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/simjecture/simjecture/engine"
 )
 
-// detailLines renders the selected experiment or claim, scrolled.
+// detailLines is the whole detail of the selected study, claim or experiment.
 func (m dashModel) detailLines(w int) []string {
 	var lines []string
 	switch m.focus {
+	case paneStudy:
+		lines = m.studyDetail(w)
 	case paneExperiments:
 		exps := m.state.Snapshot.Experiments
 		if i := m.sel[paneExperiments]; i < len(exps) {
@@ -26,14 +31,81 @@ func (m dashModel) detailLines(w int) []string {
 	if len(lines) == 0 {
 		lines = []string{"nothing selected"}
 	}
-	start := min(m.detailScroll, max(0, len(lines)-1))
-	return lines[start:]
+	return lines
+}
+
+// detailView is the detail scrolled into h lines, the last of which says
+// where the view is: "lines 1–20 of 43 · 46%".
+func (m dashModel) detailView(w, h int) []string {
+	lines := m.detailLines(w)
+	page := max(1, h-1)
+	start := min(m.detailScroll, max(0, len(lines)-page))
+	end := min(len(lines), start+page)
+	pos := fmt.Sprintf("lines %d–%d of %d", start+1, end, len(lines))
+	if len(lines) > page {
+		pos += fmt.Sprintf(" · %d%%", end*100/len(lines))
+	}
+	out := block(lines[start:end], w, page)
+	return append(out, m.c.Styles.Dim.Render(fit(pos, w)))
+}
+
+// maxDetailScroll is the last scroll offset that still fills the view.
+func (m dashModel) maxDetailScroll() int {
+	return max(0, len(m.detailLines(m.mainWidth()))-max(1, m.bodyHeight()-1))
+}
+
+// handleDetailKey scrolls the detail view, clamped to its end.
+func (m dashModel) handleDetailKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
+	k := m.c.Keys
+	page := max(1, m.bodyHeight()-2)
+	switch {
+	case key.Matches(msg, k.Help):
+		m.help = true
+	case key.Matches(msg, k.Up):
+		m.detailScroll--
+	case key.Matches(msg, k.Down):
+		m.detailScroll++
+	case key.Matches(msg, k.PageUp):
+		m.detailScroll -= page
+	case key.Matches(msg, k.PageDown):
+		m.detailScroll += page
+	case key.Matches(msg, k.Top):
+		m.detailScroll = 0
+	case key.Matches(msg, k.Bottom):
+		m.detailScroll = m.maxDetailScroll()
+	case key.Matches(msg, k.Back, k.Enter, k.Quit, k.Dismiss):
+		m.detail = false
+	}
+	m.detailScroll = max(0, min(m.detailScroll, m.maxDetailScroll()))
+	return m, nil
+}
+
+// studyDetail is the Study pane in full: every message, unwrapped.
+func (m dashModel) studyDetail(w int) []string {
+	s := m.state.Snapshot
+	out := []string{m.c.Styles.Title.Render("Study " + baseName(m.dir)), ""}
+	kv := func(k, v string) {
+		if v != "" {
+			out = append(out, wrap(fmt.Sprintf("%-11s %s", k, v), w)...)
+		}
+	}
+	kv("folder", m.dir)
+	kv("status", string(s.Status))
+	kv("hypothesis", m.hypothesis())
+	kv("activity", s.Activity)
+	kv("deadline", m.deadlineText())
+	kv("provider", m.providerLine())
+	kv("attention", m.attention())
+	kv("last error", s.LastError)
+	kv("supervisor", m.state.RunErr)
+	kv("message", m.flash)
+	return out
 }
 
 func (m dashModel) experimentDetail(e engine.Receipt, w int) []string {
 	out := []string{m.c.Styles.Title.Render("Experiment " + e.ID), ""}
 	kv := func(k, v string) { out = append(out, wrap(fmt.Sprintf("%-12s %s", k, v), w)...) }
-	kv("status", string(e.Status))
+	kv("status", string(m.expStatus(e)))
 	kv("backend", string(e.IsolationBackend))
 	kv("command", strings.TrimSpace(e.Source+e.Capability+" "+strings.Join(e.Args, " ")))
 	kv("stage", e.Stage)
@@ -43,7 +115,7 @@ func (m dashModel) experimentDetail(e engine.Receipt, w int) []string {
 	if e.Commitment != "" {
 		kv("commitment", e.Commitment)
 	}
-	kv("wall time", optFloat(e.WallSeconds, "%.2f s"))
+	kv("wall time", m.wallDetail(e))
 	if e.PeakRSSBytes != nil {
 		kv("peak memory", human(*e.PeakRSSBytes))
 	} else {

@@ -41,6 +41,7 @@ type fakeEngine struct {
 	logs     func(engine.LogTarget, []engine.LogCursor) engine.LogRead // the log viewer's reads
 	// controlErr is what Control returns for a command (nil: success).
 	controlErr map[engine.Command]error
+	files      map[string]string // what ReadText finds
 }
 
 func (f *fakeEngine) Dir() string { return "/work/studies/kepler" }
@@ -77,6 +78,14 @@ func (f *fakeEngine) Create(_ context.Context, n NewStudy) (string, error) {
 	return n.Dir, nil
 }
 
+func (f *fakeEngine) ReadText(_ context.Context, path string) (string, error) {
+	f.calls.Add(1)
+	if text, ok := f.files[path]; ok {
+		return text, nil
+	}
+	return "", errors.New("open " + path + ": no such file or directory")
+}
+
 func (f *fakeEngine) Demo(context.Context) (string, error) {
 	f.calls.Add(1)
 	return "/work/studies/demo", nil
@@ -92,7 +101,7 @@ func (f *fakeEngine) Open(_ context.Context, dir string, _ bool, _ int) (Study, 
 
 func newCommon(f *fakeEngine, readOnly bool) *Common {
 	return &Common{Styles: DefaultStyles(), Keys: DefaultKeys(), Work: f, Root: "/work/studies", ReadOnly: readOnly,
-		DefaultBackend: "auto"} // no Tick: tests send tickMsg themselves
+		DefaultBackend: "auto", Clock: func() time.Time { return t0 }} // no Tick: tests send tickMsg themselves
 }
 
 func ptr[T any](v T) *T { return &v }

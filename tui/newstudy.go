@@ -56,11 +56,16 @@ var backendChoices = func() []backendChoice {
 // Form messages.
 type (
 	probesMsg struct{ probes []engine.BackendProbe }
-	// reviewMsg asks the root to show the contract review of the form.
+	// reviewMsg asks the root to show the contract review of the form:
+	// the files it names were read (texts), at now.
 	reviewMsg struct {
 		study  NewStudy
 		probes []engine.BackendProbe
+		texts  [2]string // the hypothesis and instructions files' text
+		now    time.Time
 	}
+	// formErrMsg says why the form cannot go on to the review.
+	formErrMsg struct{ err string }
 )
 
 // formModel is the new-study form.
@@ -74,9 +79,14 @@ type formModel struct {
 	focus         int
 	err           string
 	width, height int
+	help          bool
+	confirmEsc    bool // esc asked whether to throw away what was typed
+	defaults      [fieldCount]string
 }
 
-func newForm(c *Common, ctx context.Context, now time.Time) formModel {
+// newForm is a form whose default campaign folder is named after now and
+// is none of the taken folders.
+func newForm(c *Common, ctx context.Context, now time.Time, taken map[string]bool) formModel {
 	m := formModel{c: c, ctx: ctx}
 	for i := range m.inputs {
 		ti := textinput.New()
@@ -86,7 +96,7 @@ func newForm(c *Common, ctx context.Context, now time.Time) formModel {
 	}
 	m.inputs[fWall].SetValue("3600")
 	m.inputs[fTurn].SetValue("600")
-	m.inputs[fDir].SetValue(filepath.Join(c.Root, "study-"+now.UTC().Format("20060102-150405")))
+	m.inputs[fDir].SetValue(freshDir(c.Root, now, taken))
 	m.inputs[fModel].Placeholder = "the backend's default"
 	m.inputs[fExecutable].Placeholder = "the backend's usual binary"
 	m.inputs[fConnection].Placeholder = "a file with base_url and api_key, mode 0600"
@@ -96,7 +106,30 @@ func newForm(c *Common, ctx context.Context, now time.Time) formModel {
 		}
 	}
 	m.inputs[fHypothesis].Focus()
+	for i := range m.inputs {
+		m.defaults[i] = m.inputs[i].Value()
+	}
 	return m
+}
+
+// freshDir is root/study-<now>, with a -2, -3, … suffix if that is taken.
+func freshDir(root string, now time.Time, taken map[string]bool) string {
+	base := filepath.Join(root, "study-"+now.UTC().Format("20060102-150405"))
+	dir := base
+	for i := 2; taken[dir]; i++ {
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+	return dir
+}
+
+// typed reports whether the operator changed any text of the form.
+func (m formModel) typed() bool {
+	for i := range m.inputs {
+		if m.inputs[i].Value() != m.defaults[i] {
+			return true
+		}
+	}
+	return false
 }
 
 func (m formModel) probeCmd() tea.Cmd {
@@ -113,6 +146,9 @@ func (m formModel) Update(msg tea.Msg) (formModel, tea.Cmd) {
 	case probesMsg:
 		m.probes = msg.probes
 		return m, nil
+	case formErrMsg:
+		m.err = msg.err
+		return m, nil
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}
@@ -124,6 +160,17 @@ func (m formModel) handleKey(msg tea.KeyMsg) (formModel, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.ForceQuit):
 		return m, msgCmd(quitMsg{})
+	case m.help:
+		m.help = false
+		return m, nil
+	case m.confirmEsc:
+		return m.handleConfirmEsc(msg)
+	case msg.Type == tea.KeyF1, key.Matches(msg, k.Help) && m.isChoice(m.focus):
+		m.help = true
+		return m, nil
+	case key.Matches(msg, k.Back) && m.typed():
+		m.confirmEsc = true
+		return m, nil
 	case key.Matches(msg, k.Back):
 		return m, msgCmd(homeMsg{})
 	case key.Matches(msg, k.Review):
@@ -144,6 +191,15 @@ func (m formModel) handleKey(msg tea.KeyMsg) (formModel, tea.Cmd) {
 	var cmd tea.Cmd
 	m.inputs[m.focus], cmd = m.inputs[m.focus].Update(msg)
 	return m, cmd
+}
+
+// handleConfirmEsc leaves on y, and stays (keeping the text) on any other key.
+func (m formModel) handleConfirmEsc(msg tea.KeyMsg) (formModel, tea.Cmd) {
+	m.confirmEsc = false
+	if key.Matches(msg, m.c.Keys.Yes) {
+		return m, msgCmd(homeMsg{})
+	}
+	return m, nil
 }
 
 func (m formModel) isChoice(f int) bool { return f == fAgent || f == fPolicy || f == fBackend }
@@ -203,7 +259,28 @@ func (m formModel) handleReview() (formModel, tea.Cmd) {
 		return m, nil
 	}
 	m.err = ""
-	return m, msgCmd(reviewMsg{study: n, probes: m.probes})
+	return m, m.prepareCmd(n)
+}
+
+// prepareCmd reads the files the form names, so a missing or empty one is
+// refused here and the review shows their text, and reads the clock for
+// the review's absolute deadline.
+func (m formModel) prepareCmd(n NewStudy) tea.Cmd {
+	w, ctx, c, probes := m.c.Work, m.ctx, m.c, m.probes
+	return func() tea.Msg {
+		msg := reviewMsg{study: n, probes: probes, now: c.now()}
+		for i, f := range []struct{ what, path string }{{"hypothesis", n.HypothesisFile}, {"instructions", n.InstructionsFile}} {
+			if f.path == "" {
+				continue
+			}
+			text, err := w.ReadText(ctx, f.path)
+			if err != nil {
+				return formErrMsg{err: "the " + f.what + " file cannot be used: " + err.Error()}
+			}
+			msg.texts[i] = text
+		}
+		return msg
+	}
 }
 
 // study turns the form into a NewStudy.
@@ -260,10 +337,34 @@ func (m formModel) View() string {
 		}
 		lines = append(lines, m.fieldLine(f, w))
 	}
-	lines = append(lines, "", m.c.Styles.Bad.Render(m.err))
+	lines = append(lines, "")
+	for _, l := range wrap(m.err, w) {
+		lines = append(lines, m.c.Styles.Bad.Render(l))
+	}
 	out := block(lines, w, h-1)
-	out = append(out, m.c.Styles.Bar.Render(fit("tab/↑↓ field · ←→ choose · ctrl+s review · esc back · ctrl+c quit", w)))
+	if m.help {
+		out = overlay(out, helpBox("Keys: new study", m.hints()), w)
+	}
+	bar := footerText(m.hints(), w)
+	if m.confirmEsc {
+		bar = "Throw away what you typed? y yes · n no"
+	}
+	out = append(out, m.c.Styles.Bar.Render(fit(bar, w)))
 	return strings.Join(out, "\n")
+}
+
+// hints are the form's keys that can act on the focused field.
+func (m formModel) hints() []hint {
+	k := m.c.Keys
+	hs := []hint{{"tab/↑↓", "field"}}
+	if m.isChoice(m.focus) {
+		hs = append(hs, hint{"←→", "choose"})
+	}
+	help := hint{"f1", "help"}
+	if m.isChoice(m.focus) {
+		help = hint{"?/f1", "help"}
+	}
+	return append(hs, hintOf(k.Review), hint{"ctrl+c", "quit"}, help, hint{"esc", "back"})
 }
 
 func (m formModel) marker(f int) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -26,13 +27,16 @@ type reviewModel struct {
 	ctx           context.Context
 	study         NewStudy
 	probes        []engine.BackendProbe
+	texts         [2]string // the hypothesis and instructions files' text
+	now           time.Time // when the review opened: the deadline is about now + wall
+	help          bool
 	busy          bool
 	err           string
 	width, height int
 }
 
 func newReview(c *Common, ctx context.Context, msg reviewMsg) reviewModel {
-	return reviewModel{c: c, ctx: ctx, study: msg.study, probes: msg.probes}
+	return reviewModel{c: c, ctx: ctx, study: msg.study, probes: msg.probes, texts: msg.texts, now: msg.now}
 }
 
 func (m reviewModel) createCmd() tea.Cmd {
@@ -68,6 +72,10 @@ func (m reviewModel) handleKey(msg tea.KeyMsg) (reviewModel, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.ForceQuit):
 		return m, msgCmd(quitMsg{})
+	case m.help:
+		m.help = false
+	case key.Matches(msg, k.Help):
+		m.help = true
 	case key.Matches(msg, k.Back):
 		return m, msgCmd(backToFormMsg{})
 	case msg.Type == tea.KeyEnter:
@@ -108,9 +116,9 @@ func (m reviewModel) resolved() string {
 func (m reviewModel) View() string {
 	w, h := max(m.width, 20), max(m.height, 6)
 	r := m.study.Request
-	text := func(typed, file string) string {
+	text := func(typed, file, read string) string {
 		if file != "" {
-			return "file " + file
+			return oneLine(read) + " (file " + file + ")"
 		}
 		return oneLine(typed)
 	}
@@ -121,8 +129,8 @@ func (m reviewModel) View() string {
 	lines := []string{m.c.Styles.Title.Render("Review the frozen contract"), ""}
 	kv := func(k, v string) { lines = append(lines, fit(fmt.Sprintf("  %-18s %s", k, v), w)) }
 	kv("Campaign folder", m.study.Dir)
-	kv("Hypothesis", text(m.study.Hypothesis, m.study.HypothesisFile))
-	kv("Instructions", text(m.study.Instructions, m.study.InstructionsFile))
+	kv("Hypothesis", text(m.study.Hypothesis, m.study.HypothesisFile, m.texts[0]))
+	kv("Instructions", text(m.study.Instructions, m.study.InstructionsFile, m.texts[1]))
 	kv("Mode", r.Mode)
 	kv("Agent backend", r.AgentBackend)
 	kv("Model / judge", model+" / same")
@@ -134,10 +142,14 @@ func (m reviewModel) View() string {
 	}
 	kv("Execution backend", m.resolved())
 	kv("Completion policy", r.CompletionPolicy)
-	kv("Wall time", fmt.Sprintf("%d s (absolute deadline: creation + %d s)", r.WallSeconds, r.WallSeconds))
+	kv("Wall time", fmt.Sprintf("%d s", r.WallSeconds))
+	kv("Deadline", m.now.Add(time.Duration(r.WallSeconds)*time.Second).UTC().Format("15:04:05 UTC, Mon 2 Jan")+" if launched now")
 	kv("Turn time", fmt.Sprintf("%d s", r.TurnSeconds))
 	if p, ok := m.probe(); ok && p.Cooperative {
-		lines = append(lines, "", m.c.Styles.Warn.Render(fit("  ⚠ "+engine.CooperativeNotice, w)))
+		lines = append(lines, "")
+		for _, l := range wrap("⚠ "+engine.CooperativeNotice, w-2) {
+			lines = append(lines, "  "+m.c.Styles.Warn.Render(l))
+		}
 	}
 	lines = append(lines, "", "  None of this can change once the study starts; resuming keeps the deadline.")
 	if m.busy {
@@ -150,6 +162,24 @@ func (m reviewModel) View() string {
 		}
 	}
 	out := block(lines, w, h-1)
-	out = append(out, m.c.Styles.Bar.Render(fit("enter launch · esc edit · ctrl+c quit", w)))
+	if m.help {
+		out = overlay(out, helpBox("Keys: review", m.hints()), w)
+	}
+	out = append(out, m.c.Styles.Bar.Render(fit(footerText(m.hints(), w), w)))
 	return strings.Join(out, "\n")
+}
+
+// launchable reports whether the chosen backend can run (or is not probed yet).
+func (m reviewModel) launchable() bool {
+	p, ok := m.probe()
+	return !ok || p.Available
+}
+
+// hints are the review's keys: no launch while the backend is unavailable.
+func (m reviewModel) hints() []hint {
+	var hs []hint
+	if m.launchable() {
+		hs = append(hs, hint{"enter", "launch"})
+	}
+	return append(hs, hint{"esc", "edit"}, hint{"ctrl+c", "quit"}, hintOf(m.c.Keys.Help))
 }

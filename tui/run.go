@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,6 +170,18 @@ func (r *runtime) Create(ctx context.Context, n NewStudy) (string, error) {
 		return "", err
 	}
 	return c.Dir, nil
+}
+
+// ReadText reads an operator's file.
+func (r *runtime) ReadText(_ context.Context, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err // an *os.PathError: it names the file and the reason
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return string(b), nil
 }
 
 // Demo creates the demo study.
