@@ -194,3 +194,29 @@ func listTree(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestListStudiesMarksRecords checks that the home screen's listing tells
+// a bundled record from a study created here.
+func TestListStudiesMarksRecords(t *testing.T) {
+	plain, _ := newTestStudy(t, nil)
+	root := filepath.Dir(plain.Dir)
+	if err := WriteRecord(Campaign{Dir: filepath.Join(root, "demo-replay")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ListStudies(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		record bool
+		status Status
+	}{"campaign": {false, StatusPaused}, "demo-replay (record)": {true, StatusCompleted}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d studies, want %d: %+v", len(got), len(want), got)
+	}
+	for _, e := range got {
+		if w, ok := want[e.Name]; !ok || e.Record != w.record || e.Status != w.status || e.Err != "" {
+			t.Errorf("%q: record=%v status=%s err=%q, want %+v", e.Name, e.Record, e.Status, e.Err, w)
+		}
+	}
+}

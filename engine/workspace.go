@@ -18,13 +18,14 @@ import (
 // StudyEntry is one study under a workspace root, as the home screen lists it.
 type StudyEntry struct {
 	Dir              string
-	Name             string // the folder's path relative to the root
+	Name             string // the folder's path relative to the root; " (record)" marks a bundled record
 	Status           Status // "" when Err is set
 	ExecutionBackend string
 	Deadline         time.Time
 	RemainingSeconds int64
 	Hypothesis       string
 	Owned            bool // a live supervisor holds the lock
+	Record           bool // a bundled record written by WriteRecord: nothing in it ran here
 	Err              string
 }
 
@@ -66,6 +67,9 @@ func studyEntry(ctx context.Context, root string, c Campaign) StudyEntry {
 	e := StudyEntry{Dir: c.Dir, Name: c.Dir}
 	if rel, err := filepath.Rel(root, c.Dir); err == nil {
 		e.Name = rel
+	}
+	if e.Record = IsRecord(c); e.Record {
+		e.Name += " (record)"
 	}
 	v, err := OpenView(ctx, c)
 	if err != nil {
