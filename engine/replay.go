@@ -77,6 +77,10 @@ func extractRecord(c Campaign, archive, manifest []byte) error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("bundled record: %w", err)
 	}
+	if err := os.Remove(c.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		_ = os.RemoveAll(tmp) // an empty folder, filled meanwhile
+		return fmt.Errorf("write record: %w", err)
+	}
 	if err := os.Rename(tmp, c.Dir); err != nil {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("write record: %w", err)

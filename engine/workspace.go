@@ -94,7 +94,8 @@ func studyEntry(ctx context.Context, root string, c Campaign) StudyEntry {
 
 // CreateStudyText creates a study like CreateStudy, probing with
 // sandbox.Select; a hypothesis or instructions given as text (when the
-// request names no file) is written to a temporary file first.
+// request names no file) is written to a temporary file first. Like
+// CreateStudy it writes nothing (not even the parent folder) when refused.
 func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, instructions string) (Contract, error) {
 	tmp, err := os.MkdirTemp("", "simjecture-new-")
 	if err != nil {
@@ -112,9 +113,6 @@ func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, ins
 		return Contract{}, fmt.Errorf("new study: %w", err)
 	}
 	if err := write(&r.InstructionsFile, "instructions.txt", instructions); err != nil {
-		return Contract{}, fmt.Errorf("new study: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(c.Dir), 0o755); err != nil {
 		return Contract{}, fmt.Errorf("new study: %w", err)
 	}
 	return CreateStudy(ctx, c, r, sandbox.Select)
