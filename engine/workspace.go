@@ -18,13 +18,14 @@ import (
 // StudyEntry is one study under a workspace root, as the home screen lists it.
 type StudyEntry struct {
 	Dir              string
-	Name             string // the folder's path relative to the root
+	Name             string // the folder's path relative to the root; " (record)" marks a bundled record
 	Status           Status // "" when Err is set
 	ExecutionBackend string
 	Deadline         time.Time
 	RemainingSeconds int64
 	Hypothesis       string
 	Owned            bool // a live supervisor holds the lock
+	Record           bool // a bundled record written by WriteRecord: nothing in it ran here
 	Err              string
 }
 
@@ -67,6 +68,9 @@ func studyEntry(ctx context.Context, root string, c Campaign) StudyEntry {
 	if rel, err := filepath.Rel(root, c.Dir); err == nil {
 		e.Name = rel
 	}
+	if e.Record = IsRecord(c); e.Record {
+		e.Name += " (record)"
+	}
 	v, err := OpenView(ctx, c)
 	if err != nil {
 		e.Err = err.Error()
@@ -90,7 +94,8 @@ func studyEntry(ctx context.Context, root string, c Campaign) StudyEntry {
 
 // CreateStudyText creates a study like CreateStudy, probing with
 // sandbox.Select; a hypothesis or instructions given as text (when the
-// request names no file) is written to a temporary file first.
+// request names no file) is written to a temporary file first. Like
+// CreateStudy it writes nothing (not even the parent folder) when refused.
 func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, instructions string) (Contract, error) {
 	tmp, err := os.MkdirTemp("", "simjecture-new-")
 	if err != nil {
@@ -108,9 +113,6 @@ func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, ins
 		return Contract{}, fmt.Errorf("new study: %w", err)
 	}
 	if err := write(&r.InstructionsFile, "instructions.txt", instructions); err != nil {
-		return Contract{}, fmt.Errorf("new study: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(c.Dir), 0o755); err != nil {
 		return Contract{}, fmt.Errorf("new study: %w", err)
 	}
 	return CreateStudy(ctx, c, r, sandbox.Select)
