@@ -9,7 +9,7 @@ import (
 // TestCopyAndHash checks both sealing paths (small: copy then hash; large:
 // overlapped) against HashFile of the source, and the copy's content and mode.
 func TestCopyAndHash(t *testing.T) {
-	for _, size := range []int{0, 1, 4 << 10, overlapMin + overlapChunk + 12345} {
+	for _, size := range []int{0, 1, 4 << 10, smallMax, smallMax + 1, overlapMin + overlapChunk + 12345} {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "src")
 		data := make([]byte, size)
@@ -35,5 +35,34 @@ func TestCopyAndHash(t *testing.T) {
 		if again, _, _ := HashFile(dst); again != want {
 			t.Fatalf("size %d: the copy's content differs", size)
 		}
+	}
+}
+
+// TestCopySmallGrown checks copySmall on a file larger than its fstat said
+// (it grew): the rest is copied and the whole copy hashed.
+func TestCopySmallGrown(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	data := make([]byte, smallMax+4321)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := HashFile(src)
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(filepath.Join(dir, "dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	got, n, err := copySmall(in, out)
+	if err != nil || got != want || n != int64(len(data)) {
+		t.Fatalf("got %s %d %v, want %s %d", got, n, err, want, len(data))
 	}
 }
