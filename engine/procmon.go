@@ -20,7 +20,8 @@ const (
 	RoleExperiment = "experiment"
 )
 
-// ProcHistory is how many resident-memory samples a ProcMonitor keeps per pid.
+// ProcHistory is how many samples (resident memory and CPU) a ProcMonitor
+// keeps per pid.
 const ProcHistory = 32
 
 // helperMarker is the hidden argument of the sandbox helper that starts
@@ -35,6 +36,7 @@ type ProcSample struct {
 	Command    string        // the command line, or the kernel's name for it
 	State      string        // one letter from /proc/PID/stat: R, S, D, Z, T, …
 	CPUPercent float64       // since the previous sample; 0 on the first
+	CPUHistory []float64     // the last ProcHistory CPU samples, oldest first
 	RSSBytes   int64         // resident memory now
 	RSSHistory []int64       // the last ProcHistory resident-memory samples, oldest first
 	Elapsed    time.Duration // since the process started
@@ -53,10 +55,11 @@ type ProcMonitor struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
-	mu   sync.Mutex
-	prev map[int]procPrev
-	hist map[int][]int64
-	last time.Time
+	mu    sync.Mutex
+	prev  map[int]procPrev
+	hist  map[int][]int64
+	chist map[int][]float64
+	last  time.Time
 }
 
 type procPrev struct {
@@ -177,6 +180,7 @@ func (m *ProcMonitor) sampleOf(st procStat, depth int, role, exp, backend string
 		s.CPUPercent = float64(st.ticks-p.ticks) / clockTicks / wall * 100
 	} else if ok && p.start != st.start {
 		delete(m.hist, st.pid) // the pid was reused
+		delete(m.chist, st.pid)
 	}
 	m.prev[st.pid] = procPrev{ticks: st.ticks, start: st.start}
 	if uptime > 0 {
@@ -189,6 +193,12 @@ func (m *ProcMonitor) sampleOf(st procStat, depth int, role, exp, backend string
 	}
 	m.hist[st.pid] = h
 	s.RSSHistory = append([]int64(nil), h...)
+	c := append(m.chist[st.pid], s.CPUPercent)
+	if len(c) > ProcHistory {
+		c = append([]float64(nil), c[len(c)-ProcHistory:]...)
+	}
+	m.chist[st.pid] = c
+	s.CPUHistory = append([]float64(nil), c...)
 	return s
 }
 
@@ -202,6 +212,7 @@ func (m *ProcMonitor) forget(seen map[int]bool) {
 	for pid := range m.hist {
 		if !seen[pid] {
 			delete(m.hist, pid)
+			delete(m.chist, pid)
 		}
 	}
 }
@@ -215,7 +226,7 @@ func (m *ProcMonitor) Tracked() int {
 
 func (m *ProcMonitor) readAll() (map[int]procStat, error) {
 	if m.prev == nil {
-		m.prev, m.hist = map[int]procPrev{}, map[int][]int64{}
+		m.prev, m.hist, m.chist = map[int]procPrev{}, map[int][]int64{}, map[int][]float64{}
 	}
 	entries, err := os.ReadDir(m.proc())
 	if err != nil {

@@ -88,6 +88,9 @@ func TestProcMonitorTreeRolesAndCPU(t *testing.T) {
 	if h := second[1].RSSHistory; len(h) != 2 || h[1] != 300*int64(os.Getpagesize()) {
 		t.Errorf("history = %v", h)
 	}
+	if h := second[1].CPUHistory; len(h) != 2 || h[0] != 0 || h[1] != 50 {
+		t.Errorf("cpu history = %v, want [0 50]", h)
+	}
 }
 
 func TestProcMonitorBoundsHistoryAndForgetsDeadPIDs(t *testing.T) {
@@ -101,8 +104,8 @@ func TestProcMonitorBoundsHistoryAndForgetsDeadPIDs(t *testing.T) {
 		p.put(11, 10, "agent", 0, i+1)
 		last, _ = m.Sample([]int{10}, "bubblewrap")
 	}
-	if n := len(last[1].RSSHistory); n != ProcHistory {
-		t.Fatalf("history holds %d samples, want %d", n, ProcHistory)
+	if n, c := len(last[1].RSSHistory), len(last[1].CPUHistory); n != ProcHistory || c != ProcHistory {
+		t.Fatalf("history holds %d memory and %d cpu samples, want %d", n, c, ProcHistory)
 	}
 	if got := last[1].RSSHistory[ProcHistory-1]; got != int64(ProcHistory+10)*int64(os.Getpagesize()) {
 		t.Errorf("newest sample = %d", got)
