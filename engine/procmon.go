@@ -43,6 +43,32 @@ type ProcSample struct {
 	Role       string        // RoleSupervisor, RoleAgent or RoleExperiment
 	Experiment string        // the experiment id, for RoleExperiment
 	Backend    string        // the execution backend for experiments; "host" otherwise
+	// Launcher names what the process is when it only starts an
+	// experiment's program: LauncherBwrap, LauncherPRoot or LauncherRunner
+	// (the sandbox helper); "" for the program and every other process.
+	Launcher string
+}
+
+// Launchers of an experiment's program (ProcSample.Launcher).
+const (
+	LauncherBwrap  = "bwrap"
+	LauncherPRoot  = "proot"
+	LauncherRunner = "runner"
+)
+
+// launcherOf names the launcher a command line is, if it is one.
+func launcherOf(cmdline string) string {
+	if strings.Contains(cmdline, helperMarker) {
+		return LauncherRunner
+	}
+	argv0, _, _ := strings.Cut(cmdline, " ")
+	switch filepath.Base(argv0) {
+	case "bwrap":
+		return LauncherBwrap
+	case "proot":
+		return LauncherPRoot
+	}
+	return ""
 }
 
 // ProcMonitor samples the process trees under a set of root pids from
@@ -174,7 +200,7 @@ func (m *ProcMonitor) sampleOf(st procStat, depth int, role, exp, backend string
 		s.Command = "[" + st.comm + "]"
 	}
 	if role == RoleExperiment {
-		s.Backend = backend
+		s.Backend, s.Launcher = backend, launcherOf(st.cmdline)
 	}
 	if p, ok := m.prev[st.pid]; ok && p.start == st.start && wall > 0 && st.ticks >= p.ticks {
 		s.CPUPercent = float64(st.ticks-p.ticks) / clockTicks / wall * 100

@@ -67,9 +67,9 @@ func TestProcMonitorTreeRolesAndCPU(t *testing.T) {
 	}
 	var got []string
 	for _, s := range first {
-		got = append(got, fmt.Sprintf("%d:%d:%s:%s:%s", s.PID, s.Depth, s.Role, s.Experiment, s.Backend))
+		got = append(got, fmt.Sprintf("%d:%d:%s:%s:%s:%s", s.PID, s.Depth, s.Role, s.Experiment, s.Backend, s.Launcher))
 	}
-	want := "100:0:supervisor::host 101:1:agent::host 102:2:agent::host 103:1:experiment:exp_abc:proot-cooperative 104:2:experiment:exp_abc:proot-cooperative"
+	want := "100:0:supervisor::host: 101:1:agent::host: 102:2:agent::host: 103:1:experiment:exp_abc:proot-cooperative:runner 104:2:experiment:exp_abc:proot-cooperative:proot"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("tree:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
