@@ -72,10 +72,7 @@ func (m dashModel) window(rows []string, sel, h int, focused bool) []string {
 	if h <= 0 {
 		return nil
 	}
-	start := 0
-	if sel >= h {
-		start = sel - h + 1
-	}
+	start := windowStart(sel, h)
 	var out []string
 	for i := start; i < len(rows) && len(out) < h; i++ {
 		r := "  " + rows[i]
