@@ -64,7 +64,7 @@ func (m homeModel) listLine(listH, w int) string {
 		shownN = len(idx)
 	}
 	sel := m.sel
-	if idx != nil && len(idx) > 0 {
+	if len(idx) > 0 {
 		sel = posIn(idx, m.sel)
 	}
 	if p := position(sel, shownN, listH); p != "" {

@@ -124,28 +124,6 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
-// sparkline draws values (oldest first) in at most w cells, scaled to their maximum.
-func sparkline(values []int64, w int) string {
-	const bars = "▁▂▃▄▅▆▇█"
-	levels := []rune(bars)
-	if len(values) > w {
-		values = values[len(values)-w:]
-	}
-	var peak int64
-	for _, v := range values {
-		peak = max(peak, v)
-	}
-	var b strings.Builder
-	for _, v := range values {
-		i := 0
-		if peak > 0 {
-			i = int(v * int64(len(levels)-1) / peak)
-		}
-		b.WriteRune(levels[i])
-	}
-	return b.String()
-}
-
 // backendLabel is the mode indicator of an execution backend.
 func backendLabel(b string) string {
 	if d, ok := engine.DescribeBackend(b); ok {
