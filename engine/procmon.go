@@ -20,7 +20,8 @@ const (
 	RoleExperiment = "experiment"
 )
 
-// ProcHistory is how many resident-memory samples a ProcMonitor keeps per pid.
+// ProcHistory is how many samples (resident memory and CPU) a ProcMonitor
+// keeps per pid.
 const ProcHistory = 32
 
 // helperMarker is the hidden argument of the sandbox helper that starts
@@ -35,12 +36,39 @@ type ProcSample struct {
 	Command    string        // the command line, or the kernel's name for it
 	State      string        // one letter from /proc/PID/stat: R, S, D, Z, T, …
 	CPUPercent float64       // since the previous sample; 0 on the first
+	CPUHistory []float64     // the last ProcHistory CPU samples, oldest first
 	RSSBytes   int64         // resident memory now
 	RSSHistory []int64       // the last ProcHistory resident-memory samples, oldest first
 	Elapsed    time.Duration // since the process started
 	Role       string        // RoleSupervisor, RoleAgent or RoleExperiment
 	Experiment string        // the experiment id, for RoleExperiment
 	Backend    string        // the execution backend for experiments; "host" otherwise
+	// Launcher names what the process is when it only starts an
+	// experiment's program: LauncherBwrap, LauncherPRoot or LauncherRunner
+	// (the sandbox helper); "" for the program and every other process.
+	Launcher string
+}
+
+// Launchers of an experiment's program (ProcSample.Launcher).
+const (
+	LauncherBwrap  = "bwrap"
+	LauncherPRoot  = "proot"
+	LauncherRunner = "runner"
+)
+
+// launcherOf names the launcher a command line is, if it is one.
+func launcherOf(cmdline string) string {
+	if strings.Contains(cmdline, helperMarker) {
+		return LauncherRunner
+	}
+	argv0, _, _ := strings.Cut(cmdline, " ")
+	switch filepath.Base(argv0) {
+	case "bwrap":
+		return LauncherBwrap
+	case "proot":
+		return LauncherPRoot
+	}
+	return ""
 }
 
 // ProcMonitor samples the process trees under a set of root pids from
@@ -53,10 +81,11 @@ type ProcMonitor struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
-	mu   sync.Mutex
-	prev map[int]procPrev
-	hist map[int][]int64
-	last time.Time
+	mu    sync.Mutex
+	prev  map[int]procPrev
+	hist  map[int][]int64
+	chist map[int][]float64
+	last  time.Time
 }
 
 type procPrev struct {
@@ -171,12 +200,13 @@ func (m *ProcMonitor) sampleOf(st procStat, depth int, role, exp, backend string
 		s.Command = "[" + st.comm + "]"
 	}
 	if role == RoleExperiment {
-		s.Backend = backend
+		s.Backend, s.Launcher = backend, launcherOf(st.cmdline)
 	}
 	if p, ok := m.prev[st.pid]; ok && p.start == st.start && wall > 0 && st.ticks >= p.ticks {
 		s.CPUPercent = float64(st.ticks-p.ticks) / clockTicks / wall * 100
 	} else if ok && p.start != st.start {
 		delete(m.hist, st.pid) // the pid was reused
+		delete(m.chist, st.pid)
 	}
 	m.prev[st.pid] = procPrev{ticks: st.ticks, start: st.start}
 	if uptime > 0 {
@@ -189,6 +219,12 @@ func (m *ProcMonitor) sampleOf(st procStat, depth int, role, exp, backend string
 	}
 	m.hist[st.pid] = h
 	s.RSSHistory = append([]int64(nil), h...)
+	c := append(m.chist[st.pid], s.CPUPercent)
+	if len(c) > ProcHistory {
+		c = append([]float64(nil), c[len(c)-ProcHistory:]...)
+	}
+	m.chist[st.pid] = c
+	s.CPUHistory = append([]float64(nil), c...)
 	return s
 }
 
@@ -202,6 +238,7 @@ func (m *ProcMonitor) forget(seen map[int]bool) {
 	for pid := range m.hist {
 		if !seen[pid] {
 			delete(m.hist, pid)
+			delete(m.chist, pid)
 		}
 	}
 }
@@ -215,7 +252,7 @@ func (m *ProcMonitor) Tracked() int {
 
 func (m *ProcMonitor) readAll() (map[int]procStat, error) {
 	if m.prev == nil {
-		m.prev, m.hist = map[int]procPrev{}, map[int][]int64{}
+		m.prev, m.hist, m.chist = map[int]procPrev{}, map[int][]int64{}, map[int][]float64{}
 	}
 	entries, err := os.ReadDir(m.proc())
 	if err != nil {

@@ -67,9 +67,9 @@ func TestProcMonitorTreeRolesAndCPU(t *testing.T) {
 	}
 	var got []string
 	for _, s := range first {
-		got = append(got, fmt.Sprintf("%d:%d:%s:%s:%s", s.PID, s.Depth, s.Role, s.Experiment, s.Backend))
+		got = append(got, fmt.Sprintf("%d:%d:%s:%s:%s:%s", s.PID, s.Depth, s.Role, s.Experiment, s.Backend, s.Launcher))
 	}
-	want := "100:0:supervisor::host 101:1:agent::host 102:2:agent::host 103:1:experiment:exp_abc:proot-cooperative 104:2:experiment:exp_abc:proot-cooperative"
+	want := "100:0:supervisor::host: 101:1:agent::host: 102:2:agent::host: 103:1:experiment:exp_abc:proot-cooperative:runner 104:2:experiment:exp_abc:proot-cooperative:proot"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("tree:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
@@ -88,6 +88,9 @@ func TestProcMonitorTreeRolesAndCPU(t *testing.T) {
 	if h := second[1].RSSHistory; len(h) != 2 || h[1] != 300*int64(os.Getpagesize()) {
 		t.Errorf("history = %v", h)
 	}
+	if h := second[1].CPUHistory; len(h) != 2 || h[0] != 0 || h[1] != 50 {
+		t.Errorf("cpu history = %v, want [0 50]", h)
+	}
 }
 
 func TestProcMonitorBoundsHistoryAndForgetsDeadPIDs(t *testing.T) {
@@ -101,8 +104,8 @@ func TestProcMonitorBoundsHistoryAndForgetsDeadPIDs(t *testing.T) {
 		p.put(11, 10, "agent", 0, i+1)
 		last, _ = m.Sample([]int{10}, "bubblewrap")
 	}
-	if n := len(last[1].RSSHistory); n != ProcHistory {
-		t.Fatalf("history holds %d samples, want %d", n, ProcHistory)
+	if n, c := len(last[1].RSSHistory), len(last[1].CPUHistory); n != ProcHistory || c != ProcHistory {
+		t.Fatalf("history holds %d memory and %d cpu samples, want %d", n, c, ProcHistory)
 	}
 	if got := last[1].RSSHistory[ProcHistory-1]; got != int64(ProcHistory+10)*int64(os.Getpagesize()) {
 		t.Errorf("newest sample = %d", got)

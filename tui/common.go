@@ -117,6 +117,7 @@ type KeyMap struct {
 	Yes, No, Review, Left, Right                                key.Binding
 	Background                                                  key.Binding // leave the study running
 	PageUp, PageDown, Top, Bottom                               key.Binding
+	Filter                                                      key.Binding // narrow a list
 }
 
 // DefaultKeys returns the key bindings.
@@ -136,6 +137,7 @@ func DefaultKeys() KeyMap {
 		Background: b("leave it running in the background", "b"),
 		PageUp:     b("page up", "pgup"), PageDown: b("page down", "pgdown", " "),
 		Top: b("top", "g", "home"), Bottom: b("end", "G", "end"),
+		Filter: b("filter", "/"),
 	}
 }
 

@@ -68,7 +68,7 @@ type dashModel struct {
 	study  Study
 	state  StudyState
 	loaded bool
-	procs  []engine.ProcSample
+	procs  []procRow // the process monitor's rows, grouped by experiment
 	events []engine.Event
 	// dropped is how many events the bridge dropped (coalesced into a refresh).
 	dropped int64
@@ -90,6 +90,11 @@ type dashModel struct {
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int
+
+	// filters are the `/` filters of the list panes; lastFilter is the
+	// last one kept or cleared, which `/` recalls.
+	filters    [paneCount]listFilter
+	lastFilter string
 
 	// evAnchor is the sequence number of the selected Activity event (0:
 	// follow the newest), so the selection stays on its event.
@@ -218,7 +223,7 @@ func (m dashModel) handleProcs(msg procsMsg) (dashModel, tea.Cmd) {
 	}
 	m.sampling = false
 	if msg.err == nil {
-		m.procs = msg.rows
+		m.procs = groupProcs(msg.rows)
 		m.clampSelections()
 	}
 	return m, nil
@@ -240,6 +245,7 @@ func (m dashModel) handleEvents(msg eventsMsg) (dashModel, tea.Cmd) {
 		m.events = append([]engine.Event(nil), m.events[n-maxEvents:]...)
 	}
 	m = m.keepEventSelection()
+	m.snap(paneEvents)
 	if m.study == nil {
 		return m, nil
 	}
@@ -311,10 +317,16 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		return m, nil
 	case m.log.open:
 		return m.handleLogKey(msg)
+	case m.filters[m.focus].editing:
+		return m.handleFilterKey(msg)
 	case m.wantsLog(msg):
 		return m.openLog(msg)
 	case m.detail:
 		return m.handleDetailKey(msg)
+	case m.wantsFilter(msg):
+		return m.handleOpenFilter()
+	case m.clearsFilter(msg):
+		return m.clearFilter(), nil
 	case key.Matches(msg, k.Quit, k.ForceQuit):
 		return m.handleLeave()
 	case key.Matches(msg, k.Help):
@@ -327,6 +339,8 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		m = m.moveSel(-1)
 	case key.Matches(msg, k.Down):
 		m = m.moveSel(1)
+	case key.Matches(msg, k.Enter) && m.focus == paneProcesses:
+		return m.jumpToExperiment(), nil
 	case key.Matches(msg, k.Enter):
 		m.detail, m.detailScroll = m.hasDetail(), 0
 	case key.Matches(msg, k.Dismiss):
@@ -430,6 +444,6 @@ func (m dashModel) warningShown() bool { return m.loaded && m.cooperative() && !
 
 func (m *dashModel) clampSelections() {
 	for p := range paneCount {
-		m.sel[p] = max(0, min(m.sel[p], m.rowCount(p)-1))
+		m.snap(p)
 	}
 }

@@ -12,7 +12,9 @@ func (m dashModel) hasDetail() bool {
 	case paneStudy:
 		return m.loaded
 	case paneClaims, paneExperiments:
-		return m.rowCount(m.focus) > 0
+		return m.listLen(m.focus) > 0
+	case paneProcesses:
+		return m.selectedExperiment() != ""
 	}
 	return false
 }
@@ -41,6 +43,9 @@ func (m dashModel) interrupted() bool { return m.state.Snapshot.Status == engine
 // hints are the keys that can act in the dashboard's current state.
 func (m dashModel) hints() []hint {
 	k := m.c.Keys
+	if m.filters[m.focus].editing && !m.detail {
+		return filterHints()
+	}
 	if m.detail {
 		return []hint{{"↑↓", "scroll"}, {"pgup/pgdn", "page"}, {"g/G", "top/end"}, hintOf(k.Help), {"esc", "close"}}
 	}
@@ -48,8 +53,11 @@ func (m dashModel) hints() []hint {
 	if m.hasDetail() {
 		hs = append(hs, hintOf(k.Enter))
 	}
-	if (m.focus == paneExperiments || m.focus == paneEvents) && m.rowCount(m.focus) > 0 {
+	if (m.focus == paneExperiments || m.focus == paneEvents) && m.listLen(m.focus) > 0 {
 		hs = append(hs, hintOf(logKeys.Open))
+	}
+	if filterable(m.focus) && m.rowCount(m.focus) > 0 {
+		hs = append(hs, hintOf(k.Filter))
 	}
 	for _, c := range []struct {
 		ok bool
@@ -89,7 +97,7 @@ func (m dashModel) helpLines() []string {
 // selection is tied to its event; back at the top, it follows new events.
 func (m dashModel) moveSel(d int) dashModel {
 	p := m.focus
-	m.sel[p] = max(0, min(m.sel[p]+d, m.rowCount(p)-1))
+	m.sel[p] = stepIn(m.shown(p), m.rowCount(p), m.sel[p], d)
 	if p == paneEvents {
 		m.evAnchor = 0
 		if i := m.sel[p]; i > 0 && i < len(m.events) {

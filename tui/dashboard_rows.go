@@ -265,27 +265,6 @@ func shortBackend(b string) string {
 	return b
 }
 
-// procHeader and procRows are the process monitor table.
-func procHeader(w int) string {
-	cols := procCols(w)
-	return fmt.Sprintf("%7s %-*s %2s %5s %7s %-8s %7s %s", "PID", cols, "COMMAND", "ST", "CPU%", "RSS", "HISTORY", "ELAPSED", "BACKEND")
-}
-
-// procCols is the width of the command column in a table w cells wide.
-func procCols(w int) int { return max(8, w-2-7-1-1-2-1-5-1-7-1-8-1-7-1-11) }
-
-func (m dashModel) procRows(w int) []string {
-	cols := procCols(w)
-	var out []string
-	for _, p := range m.procs {
-		cmd := fit(strings.Repeat(" ", p.Depth)+p.Command, cols)
-		b := shortBackend(p.Backend)
-		out = append(out, fmt.Sprintf("%7d %s %2s %5.1f %7s %-8s %7s %s", p.PID, cmd, p.State, p.CPUPercent,
-			human(p.RSSBytes), sparkline(p.RSSHistory, 8), dur(p.Elapsed), b))
-	}
-	return out
-}
-
 // reviewRows lists the reviews and their verdicts.
 func (m dashModel) reviewRows() []string {
 	var out []string

@@ -193,14 +193,22 @@ func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string
 			title = fmt.Sprintf("%s (newest %d of %d)", paneNames[p], n, total)
 		}
 	}
-	out := []string{m.paneTitle(title, focused, w)}
+	rows, sel, title := m.narrowed(p, rows, title)
+	room := h - 1
+	if header != "" && h > 1 {
+		room--
+	}
+	out := []string{m.titleWith(title, position(sel, len(rows), room), focused, w)}
 	if header != "" && h > 1 {
 		out = append(out, m.c.Styles.Dim.Render("  "+header))
+	}
+	if len(rows) == 0 && m.filters[p].on() {
+		return block(append(out, "  "+m.c.Styles.Dim.Render(m.filterEmpty(p))), w, h)
 	}
 	if len(rows) == 0 { // the empty state is text, not a row to select
 		return block(append(out, "  "+m.c.Styles.Dim.Render(emptyText(p))), w, h)
 	}
-	out = append(out, m.window(rows, m.sel[p], h-len(out), focused)...)
+	out = append(out, m.window(rows, sel, h-len(out), focused)...)
 	return block(out, w, h)
 }
 

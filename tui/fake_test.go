@@ -135,13 +135,18 @@ func fixture() *fakeEngine {
 	}
 	procs := []engine.ProcSample{
 		{PID: 4100, Depth: 0, Command: "simjecture study --campaign /work/studies/kepler", State: "S", CPUPercent: 1.5,
-			RSSBytes: 40 << 20, RSSHistory: []int64{38 << 20, 39 << 20, 40 << 20}, Elapsed: 10 * time.Minute, Role: engine.RoleSupervisor, Backend: "host"},
+			RSSBytes: 40 << 20, RSSHistory: []int64{38 << 20, 39 << 20, 40 << 20}, CPUHistory: []float64{2, 1, 1.5}, Elapsed: 10 * time.Minute, Role: engine.RoleSupervisor, Backend: "host"},
 		{PID: 4120, Depth: 1, Command: "python3 agent.py", State: "S", RSSBytes: 20 << 20, RSSHistory: []int64{10 << 20, 20 << 20},
 			Elapsed: 30 * time.Second, Role: engine.RoleAgent, Backend: "host"},
 		{PID: 4133, Depth: 1, Command: "simjecture __sandbox-runner --dir /run/exp_7414d181", State: "S", RSSBytes: 8 << 20,
-			RSSHistory: []int64{8 << 20}, Elapsed: 90 * time.Second, Role: engine.RoleExperiment, Backend: "proot-cooperative"},
-		{PID: 4140, Depth: 2, Command: "python3 /work/kepler.py --method leapfrog", State: "R", CPUPercent: 99.8, RSSBytes: 120 << 20,
-			RSSHistory: []int64{20 << 20, 60 << 20, 90 << 20, 120 << 20}, Elapsed: 89 * time.Second, Role: engine.RoleExperiment, Backend: "proot-cooperative"},
+			RSSHistory: []int64{8 << 20}, Elapsed: 90 * time.Second, Role: engine.RoleExperiment, Backend: "proot-cooperative",
+			Experiment: "exp_7414d181768254f796d579ab", Launcher: engine.LauncherRunner},
+		{PID: 4138, Depth: 2, Command: "proot -r / python3 /work/kepler.py", State: "S", RSSBytes: 2 << 20,
+			RSSHistory: []int64{2 << 20}, Elapsed: 90 * time.Second, Role: engine.RoleExperiment, Backend: "proot-cooperative",
+			Experiment: "exp_7414d181768254f796d579ab", Launcher: engine.LauncherPRoot},
+		{PID: 4140, Depth: 3, Command: "python3 /work/kepler.py --method leapfrog", State: "R", CPUPercent: 99.8, RSSBytes: 120 << 20,
+			RSSHistory: []int64{20 << 20, 60 << 20, 90 << 20, 120 << 20}, CPUHistory: []float64{40, 80, 99, 99.8},
+			Elapsed: 89 * time.Second, Role: engine.RoleExperiment, Backend: "proot-cooperative", Experiment: "exp_7414d181768254f796d579ab"},
 	}
 	return &fakeEngine{state: StudyState{Snapshot: snap, Supervising: true}, procs: procs,
 		probes: []engine.BackendProbe{

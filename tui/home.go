@@ -45,6 +45,8 @@ type homeModel struct {
 	listErr       string // why the last listing failed
 	gen           int    // of the refresh ticks: a new chain drops the old one
 	loading       bool   // a listing is in flight
+	filter        listFilter
+	lastFilter    string // the last filter kept or cleared, which `/` recalls
 }
 
 func newHome(c *Common, ctx context.Context) homeModel { return homeModel{c: c, ctx: ctx} }
@@ -138,7 +140,7 @@ func (m homeModel) handleStudies(msg studiesMsg) homeModel {
 			m.sel = i
 		}
 	}
-	m.sel = max(0, min(m.sel, len(m.studies)-1))
+	m.sel = snapIn(m.shown(), len(m.studies), m.sel)
 	return m
 }
 
@@ -160,15 +162,23 @@ func (m homeModel) handleKey(msg tea.KeyMsg) (homeModel, tea.Cmd) {
 		m.help = false
 		return m, nil
 	}
+	if m.filter.editing {
+		return m.handleFilterKey(msg)
+	}
 	switch {
+	case key.Matches(msg, k.Filter):
+		m.filter = openFilter(m.filter, m.lastFilter)
+		m.sel = snapIn(m.shown(), len(m.studies), m.sel)
+	case msg.Type == tea.KeyEsc && m.filter.on():
+		m.filter, m.lastFilter = listFilter{}, m.filter.query
 	case key.Matches(msg, k.Help):
 		m.help = true
 	case key.Matches(msg, k.Quit, k.ForceQuit):
 		return m, msgCmd(quitMsg{})
 	case key.Matches(msg, k.Up):
-		m.sel = max(0, m.sel-1)
+		m.sel = stepIn(m.shown(), len(m.studies), m.sel, -1)
 	case key.Matches(msg, k.Down):
-		m.sel = max(0, min(m.sel+1, len(m.studies)-1))
+		m.sel = stepIn(m.shown(), len(m.studies), m.sel, 1)
 	case key.Matches(msg, k.Refresh):
 		return m, m.loadCmd()
 	case key.Matches(msg, k.New):
@@ -185,7 +195,7 @@ func (m homeModel) handleKey(msg tea.KeyMsg) (homeModel, tea.Cmd) {
 		m.busy = "Creating the demo study…"
 		return m, m.demoCmd()
 	case key.Matches(msg, k.Enter):
-		if m.sel < len(m.studies) {
+		if m.sel < len(m.studies) && m.visible(m.sel) {
 			return m, msgCmd(openStudyMsg{dir: m.studies[m.sel].Dir})
 		}
 	}
@@ -211,10 +221,8 @@ func (m homeModel) View() string {
 		lines = append(lines, "  No studies yet. Press n to start one, or d for the demo (no API key needed).")
 	}
 	listH := max(1, h-len(lines)-5)
-	start := max(0, m.sel-listH+1)
-	for i := start; i < len(m.studies) && i < start+listH; i++ {
-		lines = append(lines, m.row(i, w, sw))
-	}
+	lines[1] = m.listLine(listH, w)
+	lines = append(lines, m.rows(listH, w, sw)...)
 	lines = block(lines, w, h-4)
 	if m.help {
 		lines = overlay(lines, helpBox("Keys: home", m.hints()), w)
@@ -270,8 +278,11 @@ func (m homeModel) hints() []hint {
 	if !m.c.ReadOnly {
 		hs = append(hs, hintOf(k.New))
 	}
+	if m.filter.editing {
+		return filterHints()
+	}
 	if len(m.studies) > 0 {
-		hs = append(hs, hintOf(k.Enter))
+		hs = append(hs, hintOf(k.Enter), hintOf(k.Filter))
 	}
 	if !m.c.ReadOnly {
 		hs = append(hs, hintOf(k.Demo))
@@ -286,7 +297,7 @@ func (m homeModel) hints() []hint {
 // footer shows the selected study's hypothesis, a message, and the keys.
 func (m homeModel) footer(w int) []string {
 	var info []string
-	if m.sel < len(m.studies) {
+	if m.sel < len(m.studies) && m.visible(m.sel) {
 		e := m.studies[m.sel]
 		text := e.Hypothesis
 		if e.Err != "" {

@@ -72,10 +72,7 @@ func (m dashModel) window(rows []string, sel, h int, focused bool) []string {
 	if h <= 0 {
 		return nil
 	}
-	start := 0
-	if sel >= h {
-		start = sel - h + 1
-	}
+	start := windowStart(sel, h)
 	var out []string
 	for i := start; i < len(rows) && len(out) < h; i++ {
 		r := "  " + rows[i]
@@ -125,28 +122,6 @@ func dur(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%ds", int(d.Seconds()))
-}
-
-// sparkline draws values (oldest first) in at most w cells, scaled to their maximum.
-func sparkline(values []int64, w int) string {
-	const bars = "▁▂▃▄▅▆▇█"
-	levels := []rune(bars)
-	if len(values) > w {
-		values = values[len(values)-w:]
-	}
-	var peak int64
-	for _, v := range values {
-		peak = max(peak, v)
-	}
-	var b strings.Builder
-	for _, v := range values {
-		i := 0
-		if peak > 0 {
-			i = int(v * int64(len(levels)-1) / peak)
-		}
-		b.WriteRune(levels[i])
-	}
-	return b.String()
 }
 
 // backendLabel is the mode indicator of an execution backend.

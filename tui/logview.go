@@ -179,6 +179,9 @@ func (m logModel) scroll(d, w, h int) logModel {
 // selected Activity event.
 func (m dashModel) logTarget(msg tea.KeyMsg) (engine.LogTarget, bool) {
 	isL, isEnter := key.Matches(msg, logKeys.Open), key.Matches(msg, m.c.Keys.Enter)
+	if m.filters[m.focus].on() && m.listLen(m.focus) == 0 { // the filter hides every row
+		return engine.LogTarget{}, false
+	}
 	switch {
 	case m.focus == paneExperiments && (isL || isEnter && !m.detail):
 		exps := m.state.Snapshot.Experiments
