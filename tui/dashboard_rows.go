@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -306,22 +305,6 @@ func (m dashModel) eventRows() []string {
 		out = append(out, eventLine(m.events[i]))
 	}
 	return out
-}
-
-func eventLine(ev engine.Event) string {
-	ts := ev.Time
-	if t, err := time.Parse(time.RFC3339Nano, ev.Time); err == nil {
-		ts = t.UTC().Format("15:04:05")
-	}
-	var p map[string]any
-	_ = json.Unmarshal(ev.Payload, &p)
-	var parts []string
-	for _, k := range []string{"experiment", "status", "activity", "claim", "review", "command", "error"} {
-		if v, ok := p[k]; ok {
-			parts = append(parts, fmt.Sprint(v))
-		}
-	}
-	return fmt.Sprintf("%s %s %s", ts, ev.Type, strings.Join(parts, " "))
 }
 
 // seconds formats a wall time: 0.06s, 12.3s, 4m05s.
