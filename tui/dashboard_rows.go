@@ -191,17 +191,6 @@ func (m dashModel) orderedClaims() []claimNode {
 	return out
 }
 
-// claimRows is the claim tree with status markers.
-func (m dashModel) claimRows() []string {
-	var out []string
-	for _, n := range m.orderedClaims() {
-		c := n.claim
-		mark := m.statusStyle(c.Status).Render(claimMarker(c.Status))
-		out = append(out, fmt.Sprintf("%s%s %s %s", strings.Repeat("  ", n.depth), mark, shortID(c.ID), oneLine(c.Statement)))
-	}
-	return out
-}
-
 func shortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
@@ -213,7 +202,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // experimentHeader and experimentRows are the experiments table.
 func (m dashModel) experimentHeader(narrow bool) string {
-	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow)
+	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow) + " CLAIM        PURPOSE"
 }
 
 // statusWidth is the width of the STATUS column: its longest value.
@@ -235,7 +224,7 @@ func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow
 
 func (m dashModel) experimentRows(narrow bool) []string {
 	var out []string
-	for _, e := range m.state.Snapshot.Experiments {
+	for _, e := range m.experimentOrder() {
 		wall, peak := "—", "—"
 		if e.WallSeconds != nil {
 			wall = seconds(*e.WallSeconds)
@@ -252,7 +241,7 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		if b == "" {
 			b = "—"
 		}
-		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow))
+		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow)+" "+storyCols(e))
 	}
 	return out
 }

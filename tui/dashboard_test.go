@@ -206,6 +206,8 @@ func TestFocusAndDetail(t *testing.T) {
 	if m.dash.focus != paneExperiments {
 		t.Fatalf("focus = %d", m.dash.focus)
 	}
+	m, _ = step(t, m, keyMsg("j")) // past the running and the queued experiment
+	m, _ = step(t, m, keyMsg("j"))
 	m, _ = step(t, m, keyMsg("enter"))
 	if v := m.View(); !strings.Contains(v, "Experiment exp_52f19cc973d3274d5f6c18e7") || !strings.Contains(v, "max |dE/E0|") {
 		t.Fatalf("experiment detail:\n%s", v)

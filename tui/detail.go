@@ -18,7 +18,7 @@ func (m dashModel) detailLines(w int) []string {
 	case paneStudy:
 		lines = m.studyDetail(w)
 	case paneExperiments:
-		exps := m.state.Snapshot.Experiments
+		exps := m.experimentOrder()
 		if i := m.sel[paneExperiments]; i < len(exps) {
 			lines = m.experimentDetail(exps[i], w)
 		}

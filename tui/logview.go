@@ -181,7 +181,7 @@ func (m dashModel) logTarget(msg tea.KeyMsg) (engine.LogTarget, bool) {
 	isL, isEnter := key.Matches(msg, logKeys.Open), key.Matches(msg, m.c.Keys.Enter)
 	switch {
 	case m.focus == paneExperiments && (isL || isEnter && !m.detail):
-		exps := m.state.Snapshot.Experiments
+		exps := m.experimentOrder()
 		i := m.sel[paneExperiments]
 		if i >= len(exps) || isEnter && exps[i].Status != engine.ExpRunning {
 			return engine.LogTarget{}, false
