@@ -189,8 +189,11 @@ func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string
 	title := paneNames[p]
 	if n := len(rows); p != paneStudy && n > 0 {
 		title = fmt.Sprintf("%s (%d)", title, n)
-		if p == paneExperiments {
+		switch p {
+		case paneExperiments:
 			title = m.experimentTitle(n)
+		case paneEvents:
+			title = m.activityTitle(n)
 		}
 	}
 	out := []string{m.paneTitle(title, focused, w)}

@@ -22,6 +22,8 @@ func (m dashModel) detailLines(w int) []string {
 		if i := m.sel[paneExperiments]; i < len(exps) {
 			lines = m.experimentDetail(exps[i], w)
 		}
+	case paneReviews:
+		lines = m.reviewDetail(w)
 	case paneClaims:
 		claims := m.orderedClaims()
 		if i := m.sel[paneClaims]; i < len(claims) {
