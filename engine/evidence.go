@@ -20,7 +20,7 @@ import (
 // costs more than these.
 const (
 	EvidenceExperiments = 20       // experiments read per review
-	EvidenceValues      = 8        // values kept per experiment
+	EvidenceValues      = 12       // values kept per experiment (kepler.py writes 11 scalars)
 	evidenceBytes       = 64 << 10 // bytes read of one JSON artifact
 	evidenceValueChars  = 60       // characters kept of one value
 )

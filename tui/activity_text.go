@@ -34,7 +34,13 @@ var sentences = map[engine.EventType]sentence{
 		return fmt.Sprintf("study created (%s, %s, policy %s)", p.AgentBackend, shortBackend(string(p.ExecutionBackend)), p.CompletionPolicy)
 	}),
 	engine.EvStudyState: says(func(p engine.StudyStatePayload) string {
-		return strings.TrimSuffix("study "+string(p.Status)+": "+p.Activity, ": ")
+		switch {
+		case p.Activity == "":
+			return "study " + string(p.Status)
+		case strings.HasPrefix(p.Activity, string(p.Status)):
+			return "study " + p.Activity // "study completed: every claim is resolved"
+		}
+		return "study " + string(p.Status) + ": " + p.Activity
 	}),
 	engine.EvActivity: says(func(p engine.ActivityPayload) string { return p.Activity }),
 	engine.EvTurnStarted: says(func(p engine.TurnStartedPayload) string {

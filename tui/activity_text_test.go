@@ -20,8 +20,11 @@ func TestEventTextSentences(t *testing.T) {
 	}{
 		{engine.EvStudyCreated, engine.StudyCreatedPayload{Contract: engine.Contract{AgentBackend: "codex", ExecutionBackend: "bubblewrap", CompletionPolicy: "repair"}},
 			"study created (codex, bwrap, policy repair)"},
-		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusPaused, Activity: "paused by the operator"}, "study paused: paused by the operator"},
+		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusPaused, Activity: "paused by the operator"}, "study paused by the operator"},
+		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusRunning, Activity: "worker turn 3"}, "study running: worker turn 3"},
 		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusCompleted}, "study completed"},
+		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusCompleted, Activity: "completed: every claim is resolved"},
+			"study completed: every claim is resolved"},
 		{engine.EvActivity, engine.ActivityPayload{Activity: "worker turn 3"}, "worker turn 3"},
 		{engine.EvTurnStarted, engine.TurnStartedPayload{Role: "worker", Turn: 3}, "turn 3 started"},
 		{engine.EvTurnStarted, engine.TurnStartedPayload{Role: "reviewer", Turn: 4}, "reviewer turn 4 started"},

@@ -90,7 +90,7 @@ func (m dashModel) reviewDetail(w int) []string {
 		}
 	}
 	kv("asks", r.Disposition)
-	kv("status", fmt.Sprintf("%s · %d attempts", r.Status, r.Attempts))
+	kv("status", fmt.Sprintf("%s · %d attempt%s", r.Status, r.Attempts, plural(r.Attempts)))
 	kv("conclusion", oneLine(r.Conclusion))
 	if c := r.Challenge; c != nil {
 		kv("challenge", strings.TrimSuffix(c.Strategy+": "+c.Outcome, ": "))
@@ -119,23 +119,38 @@ func (m dashModel) evidenceLines(r engine.Review, w int) []string {
 	case ev.review != r.ID || ev.loading:
 		return append(out, "  reading the cited experiments…")
 	case ev.err != "":
-		return append(out, wrap("  could not read them: "+ev.err, w)...)
+		return append(out, indent(wrap("could not read them: "+ev.err, w-2), "  ")...)
 	}
 	for _, e := range ev.items {
-		head := strings.TrimSpace(fmt.Sprintf("  %s %s", e.Experiment, e.Status))
+		head := strings.TrimSpace(fmt.Sprintf("%s %s", e.Experiment, e.Status))
 		if e.Purpose != "" {
 			head += " · " + oneLine(e.Purpose)
 		}
-		out = append(out, wrap(head, w)...)
+		out = append(out, indent(wrap(head, w-2), "  ")...)
 		for _, v := range e.Values {
 			out = append(out, fit(fmt.Sprintf("    %s  %s = %s", v.Artifact, v.Field, v.Value), w))
 		}
 		if e.Note != "" {
-			out = append(out, wrap("    ("+e.Note+")", w)...)
+			out = append(out, indent(wrap("("+e.Note+")", w-4), "    ")...)
 		}
 	}
 	if n := len(r.Experiments) - len(ev.items); n > 0 {
 		out = append(out, fmt.Sprintf("  … and %d more (simjecture status --json lists them)", n))
 	}
 	return out
+}
+
+// indent puts prefix before each line.
+func indent(lines []string, prefix string) []string {
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return lines
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
