@@ -28,6 +28,9 @@ func TestUpdateDoesNoIO(t *testing.T) {
 		keyMsg("tab"), keyMsg("down"), keyMsg("j"), keyMsg("k"), keyMsg("enter"), keyMsg("esc"), keyMsg("?"), keyMsg("x"),
 		keyMsg("w"), keyMsg("x"), keyMsg("p"), controlDoneMsg{gen: gen, command: engine.Pause}, keyMsg("c"), keyMsg("n"),
 		keyMsg("r"), keyMsg("q"), keyMsg("n"), stateMsg{gen: gen + 5}, procsMsg{gen: gen + 5},
+		keyMsg("tab"), keyMsg("tab"), keyMsg("enter"), evidenceMsg{gen: gen, review: "rev_47ebfa35f4bf71c5"}, keyMsg("esc"),
+		keyMsg("tab"), keyMsg("j"), keyMsg("j"), keyMsg("k"), historyMsg{gen: gen, older: true, limit: 5},
+		historyMsg{gen: gen, limit: 5}, historyMsg{gen: gen + 5},
 	}
 	before := f.calls.Load()
 	cmds := 0
