@@ -35,7 +35,7 @@ var sentences = map[engine.EventType]sentence{
 	}),
 	engine.EvStudyState: says(func(p engine.StudyStatePayload) string {
 		switch {
-		case p.Activity == "":
+		case p.Activity == "", p.Activity == "stopped: "+string(p.Status):
 			return "study " + string(p.Status)
 		case strings.HasPrefix(p.Activity, string(p.Status)):
 			return "study " + p.Activity // "study completed: every claim is resolved"

@@ -23,6 +23,7 @@ func TestEventTextSentences(t *testing.T) {
 		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusPaused, Activity: "paused by the operator"}, "study paused by the operator"},
 		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusRunning, Activity: "worker turn 3"}, "study running: worker turn 3"},
 		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusCompleted}, "study completed"},
+		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusCompleted, Activity: "stopped: completed"}, "study completed"},
 		{engine.EvStudyState, engine.StudyStatePayload{Status: engine.StatusCompleted, Activity: "completed: every claim is resolved"},
 			"study completed: every claim is resolved"},
 		{engine.EvActivity, engine.ActivityPayload{Activity: "worker turn 3"}, "worker turn 3"},
