@@ -45,6 +45,18 @@ const (
 	EvRecord                     EventType = "record"
 )
 
+// EventTypes lists every event type, in the order of the constants above
+// (events_test.go holds it equal to the payload types).
+func EventTypes() []EventType {
+	return []EventType{
+		EvStudyCreated, EvStudyState, EvActivity, EvTurnStarted, EvIdleTurn, EvSessionRecovery,
+		EvExperimentQueued, EvExperimentStarted, EvExperimentFinished, EvExperimentInterrupted,
+		EvExperimentCancelRequested, EvClaimCommitted, EvClaimStatus, EvReviewQueued, EvReviewResolved,
+		EvReviewFailed, EvNoteAdded, EvControlRequested, EvHarnessError, EvProviderReconnectScheduled,
+		EvProviderReconnected, EvProviderNeedsAttention, EvUsage, EvRecord,
+	}
+}
+
 // payload is an event's body; its type decides the event type.
 type payload interface{ eventType() EventType }
 

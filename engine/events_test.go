@@ -153,6 +153,22 @@ func TestEventTypesArePayloads(t *testing.T) {
 	}
 }
 
+// TestEventTypesListsEveryType: EventTypes names each payload's type once.
+func TestEventTypesListsEveryType(t *testing.T) {
+	var want, got []string
+	for _, p := range allPayloads {
+		want = append(want, string(p.eventType()))
+	}
+	for _, e := range EventTypes() {
+		got = append(got, string(e))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		t.Errorf("EventTypes() = %v, the payload types are %v", got, want)
+	}
+}
+
 // TestEveryEventTypeIsAppended: no event type is dead, and nothing reaches
 // the log except through appendEvent with a payload literal.
 func TestEveryEventTypeIsAppended(t *testing.T) {

@@ -2,9 +2,11 @@ package store
 
 import (
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -62,6 +64,31 @@ func (t *Tx) EventsAfter(after int64, limit int) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
+	return scanEvents(rows)
+}
+
+// EventsBetween returns up to limit events with after < seq < before
+// (before 0: no upper bound) whose type is not skip, oldest first: the
+// newest limit of them when newest is set, else the oldest.
+func (t *Tx) EventsBetween(after, before int64, limit int, newest bool, skip string) ([]Event, error) {
+	order := "ASC"
+	if newest {
+		order = "DESC"
+	}
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT seq, time, type, payload, prev_hash, hash FROM events"+
+		" WHERE seq > ? AND (? = 0 OR seq < ?) AND type != ? ORDER BY seq "+order+" LIMIT ?", after, before, before, skip, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	out, err := scanEvents(rows)
+	if newest {
+		slices.Reverse(out)
+	}
+	return out, err
+}
+
+// scanEvents reads the rows of an events query and closes them.
+func scanEvents(rows *sql.Rows) ([]Event, error) {
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {

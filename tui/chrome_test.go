@@ -105,11 +105,10 @@ func TestRunningDetailShowsLiveWall(t *testing.T) {
 	t.Parallel()
 	m := openDash(t, fixture(), false, 100, 30)
 	m, _ = step(t, m, keyMsg("x"))
-	m, _ = step(t, m, keyMsg("tab"))
-	m, _ = step(t, m, keyMsg("j"))
+	m, _ = step(t, m, keyMsg("tab")) // the running experiment is listed first
 	// enter on a running experiment opens its live output (the log
 	// viewer); its detail, reached before it ran or after, is this one.
-	v := strings.Join(m.dash.experimentDetail(m.dash.state.Snapshot.Experiments[m.dash.sel[paneExperiments]], 100), "\n")
+	v := strings.Join(m.dash.experimentDetail(m.dash.experimentOrder()[m.dash.sel[paneExperiments]], 100), "\n")
 	if !strings.Contains(v, "1m30s so far") || strings.Contains(v, "wall time    unknown") {
 		t.Fatalf("running experiment detail:\n%s", v)
 	}
@@ -124,6 +123,8 @@ func TestDetailScrollStopsAtItsEnd(t *testing.T) {
 	m := openDash(t, f, false, 80, 24)
 	m, _ = step(t, m, keyMsg("x"))
 	m, _ = step(t, m, keyMsg("tab"))
+	m, _ = step(t, m, keyMsg("j")) // the finished experiment is last
+	m, _ = step(t, m, keyMsg("j"))
 	m, _ = step(t, m, keyMsg("enter"))
 	total := len(m.dash.detailLines(m.dash.mainWidth()))
 	end := m.dash.maxDetailScroll()

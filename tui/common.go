@@ -26,6 +26,10 @@ type Study interface {
 	// Logs reads an experiment's or a turn's logs beyond the cursors
 	// (indexed like t.Streams), each read bounded by engine.LogWindow.
 	Logs(ctx context.Context, t engine.LogTarget, curs []engine.LogCursor) (engine.LogRead, error)
+	// Evidence reads the experiments a review cites and their measured values.
+	Evidence(ctx context.Context, review string) ([]engine.Evidence, error)
+	// Events reads a page of the event history (Activity paging back).
+	Events(ctx context.Context, p engine.EventPage) ([]engine.Event, error)
 }
 
 // StudyState is one refresh of a study.

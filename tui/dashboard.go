@@ -25,8 +25,9 @@ const (
 
 var paneNames = [paneCount]string{"Study", "Claims", "Experiments", "Processes", "Reviews", "Activity"}
 
-// maxEvents bounds the dashboard's event log.
-const maxEvents = 64
+// maxEvents bounds the Activity window (activity_history.go), and
+// followBack is how many events before the newest a follower replays.
+const maxEvents, followBack = 512, 32
 
 // Dashboard messages; each carries the generation of the study it is about,
 // and the dashboard ignores any other (a stale result of a study it left).
@@ -86,7 +87,9 @@ type dashModel struct {
 	leaveErr      string // why the last hand-over to a background supervisor failed
 	flashTicks    int
 	err           string
-	log           logModel // the log viewer, when open
+	log           logModel       // the log viewer, when open
+	evidence      reviewEvidence // the review detail's measured values
+	hist          eventHistory   // where the Activity window stands
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int
@@ -177,6 +180,10 @@ func (m dashModel) Update(msg tea.Msg) (dashModel, tea.Cmd) {
 		return m.handleLogMsg(msg)
 	case handedOverMsg:
 		return m.handleHandedOver(msg)
+	case evidenceMsg:
+		return m.handleEvidence(msg)
+	case historyMsg:
+		return m.handleHistory(msg)
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}
@@ -236,15 +243,7 @@ func (m dashModel) handleEvents(msg eventsMsg) (dashModel, tea.Cmd) {
 	if msg.gen != m.gen {
 		return m, nil
 	}
-	for _, ev := range msg.events {
-		if ev.Type != engine.EvRecord { // bookkeeping for verify, not news for the operator
-			m.events = append(m.events, ev)
-		}
-	}
-	if n := len(m.events); n > maxEvents {
-		m.events = append([]engine.Event(nil), m.events[n-maxEvents:]...)
-	}
-	m = m.keepEventSelection()
+	m = m.addLive(msg.events).keepEventSelection()
 	m.snap(paneEvents)
 	if m.study == nil {
 		return m, nil
@@ -336,13 +335,13 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	case key.Matches(msg, k.BackTab):
 		m.focus = (m.focus + paneCount - 1) % paneCount
 	case key.Matches(msg, k.Up):
-		m = m.moveSel(-1)
+		return m.moveAndPage(-1)
 	case key.Matches(msg, k.Down):
-		m = m.moveSel(1)
+		return m.moveAndPage(1)
 	case key.Matches(msg, k.Enter) && m.focus == paneProcesses:
 		return m.jumpToExperiment(), nil
 	case key.Matches(msg, k.Enter):
-		m.detail, m.detailScroll = m.hasDetail(), 0
+		return m.openDetail()
 	case key.Matches(msg, k.Dismiss):
 		m.warnDismissed = true
 	case key.Matches(msg, k.Warning):

@@ -11,7 +11,7 @@ func (m dashModel) hasDetail() bool {
 	switch m.focus {
 	case paneStudy:
 		return m.loaded
-	case paneClaims, paneExperiments:
+	case paneClaims, paneExperiments, paneReviews:
 		return m.listLen(m.focus) > 0
 	case paneProcesses:
 		return m.selectedExperiment() != ""
@@ -100,7 +100,7 @@ func (m dashModel) moveSel(d int) dashModel {
 	m.sel[p] = stepIn(m.shown(p), m.rowCount(p), m.sel[p], d)
 	if p == paneEvents {
 		m.evAnchor = 0
-		if i := m.sel[p]; i > 0 && i < len(m.events) {
+		if i := m.sel[p]; (i > 0 || m.hist.back) && i < len(m.events) { // paged back, the top row is not the newest
 			m.evAnchor = m.events[len(m.events)-1-i].Seq
 		}
 	}

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -192,17 +191,6 @@ func (m dashModel) orderedClaims() []claimNode {
 	return out
 }
 
-// claimRows is the claim tree with status markers.
-func (m dashModel) claimRows() []string {
-	var out []string
-	for _, n := range m.orderedClaims() {
-		c := n.claim
-		mark := m.statusStyle(c.Status).Render(claimMarker(c.Status))
-		out = append(out, fmt.Sprintf("%s%s %s %s", strings.Repeat("  ", n.depth), mark, shortID(c.ID), oneLine(c.Statement)))
-	}
-	return out
-}
-
 func shortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
@@ -214,7 +202,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // experimentHeader and experimentRows are the experiments table.
 func (m dashModel) experimentHeader(narrow bool) string {
-	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow)
+	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow) + " CLAIM        PURPOSE"
 }
 
 // statusWidth is the width of the STATUS column: its longest value.
@@ -236,7 +224,7 @@ func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow
 
 func (m dashModel) experimentRows(narrow bool) []string {
 	var out []string
-	for _, e := range m.state.Snapshot.Experiments {
+	for _, e := range m.experimentOrder() {
 		wall, peak := "—", "—"
 		if e.WallSeconds != nil {
 			wall = seconds(*e.WallSeconds)
@@ -253,7 +241,7 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		if b == "" {
 			b = "—"
 		}
-		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow))
+		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow)+" "+storyCols(e))
 	}
 	return out
 }
@@ -285,22 +273,6 @@ func (m dashModel) eventRows() []string {
 		out = append(out, eventLine(m.events[i]))
 	}
 	return out
-}
-
-func eventLine(ev engine.Event) string {
-	ts := ev.Time
-	if t, err := time.Parse(time.RFC3339Nano, ev.Time); err == nil {
-		ts = t.UTC().Format("15:04:05")
-	}
-	var p map[string]any
-	_ = json.Unmarshal(ev.Payload, &p)
-	var parts []string
-	for _, k := range []string{"experiment", "status", "activity", "claim", "review", "command", "error"} {
-		if v, ok := p[k]; ok {
-			parts = append(parts, fmt.Sprint(v))
-		}
-	}
-	return fmt.Sprintf("%s %s %s", ts, ev.Type, strings.Join(parts, " "))
 }
 
 // seconds formats a wall time: 0.06s, 12.3s, 4m05s.

@@ -28,6 +28,9 @@ func TestUpdateDoesNoIO(t *testing.T) {
 		keyMsg("tab"), keyMsg("down"), keyMsg("j"), keyMsg("k"), keyMsg("enter"), keyMsg("esc"), keyMsg("?"), keyMsg("x"),
 		keyMsg("w"), keyMsg("x"), keyMsg("p"), controlDoneMsg{gen: gen, command: engine.Pause}, keyMsg("c"), keyMsg("n"),
 		keyMsg("r"), keyMsg("q"), keyMsg("n"), stateMsg{gen: gen + 5}, procsMsg{gen: gen + 5},
+		keyMsg("tab"), keyMsg("tab"), keyMsg("enter"), evidenceMsg{gen: gen, review: "rev_47ebfa35f4bf71c5"}, keyMsg("esc"),
+		keyMsg("tab"), keyMsg("j"), keyMsg("j"), keyMsg("k"), historyMsg{gen: gen, older: true, limit: 5},
+		historyMsg{gen: gen, limit: 5}, historyMsg{gen: gen + 5},
 	}
 	before := f.calls.Load()
 	cmds := 0
@@ -206,6 +209,8 @@ func TestFocusAndDetail(t *testing.T) {
 	if m.dash.focus != paneExperiments {
 		t.Fatalf("focus = %d", m.dash.focus)
 	}
+	m, _ = step(t, m, keyMsg("j")) // past the running and the queued experiment
+	m, _ = step(t, m, keyMsg("j"))
 	m, _ = step(t, m, keyMsg("enter"))
 	if v := m.View(); !strings.Contains(v, "Experiment exp_52f19cc973d3274d5f6c18e7") || !strings.Contains(v, "max |dE/E0|") {
 		t.Fatalf("experiment detail:\n%s", v)

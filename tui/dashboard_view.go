@@ -137,7 +137,7 @@ func (m dashModel) panes(w, h int) []string {
 	lw := w / 2
 	rw := w - lw - 1
 	narrow := w < 70
-	study, claims := m.studyLines(lw-2), m.claimRows()
+	study, claims := m.studyLines(lw-2), m.claimRows(rw)
 	exps, procs := m.experimentRows(narrow), m.procRows(w)
 	reviews, events := m.reviewRows(), m.eventRows()
 	hs := bandHeights(h, []int{
@@ -189,8 +189,11 @@ func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string
 	title := paneNames[p]
 	if n := len(rows); p != paneStudy && n > 0 {
 		title = fmt.Sprintf("%s (%d)", title, n)
-		if total := m.experimentTotal(); p == paneExperiments && total > n {
-			title = fmt.Sprintf("%s (newest %d of %d)", paneNames[p], n, total)
+		switch p {
+		case paneExperiments:
+			title = m.experimentTitle(n)
+		case paneEvents:
+			title = m.activityTitle(n)
 		}
 	}
 	rows, sel, title := m.narrowed(p, rows, title)

@@ -17,7 +17,7 @@ func filterable(p pane) bool { return p != paneStudy }
 func (m dashModel) paneRows(p pane) []string {
 	switch p {
 	case paneClaims:
-		return m.claimRows()
+		return m.claimRows(m.mainWidth())
 	case paneExperiments:
 		return m.experimentRows(m.mainWidth() < 70)
 	case paneProcesses:
@@ -41,7 +41,7 @@ func (m dashModel) rowIDs(p pane) []string {
 			out = append(out, n.claim.ID)
 		}
 	case paneExperiments:
-		for _, e := range s.Experiments {
+		for _, e := range m.experimentOrder() {
 			out = append(out, e.ID+" "+e.Purpose)
 		}
 	case paneProcesses:

@@ -18,10 +18,12 @@ func (m dashModel) detailLines(w int) []string {
 	case paneStudy:
 		lines = m.studyDetail(w)
 	case paneExperiments:
-		exps := m.state.Snapshot.Experiments
+		exps := m.experimentOrder()
 		if i := m.sel[paneExperiments]; i < len(exps) {
 			lines = m.experimentDetail(exps[i], w)
 		}
+	case paneReviews:
+		lines = m.reviewDetail(w)
 	case paneClaims:
 		claims := m.orderedClaims()
 		if i := m.sel[paneClaims]; i < len(claims) {

@@ -41,7 +41,9 @@ type fakeEngine struct {
 	logs     func(engine.LogTarget, []engine.LogCursor) engine.LogRead // the log viewer's reads
 	// controlErr is what Control returns for a command (nil: success).
 	controlErr map[engine.Command]error
-	files      map[string]string // what ReadText finds
+	files      map[string]string            // what ReadText finds
+	evidence   map[string][]engine.Evidence // what Evidence finds, by review
+	history    []engine.Event               // the event log Events pages, oldest first
 }
 
 func (f *fakeEngine) Dir() string { return "/work/studies/kepler" }

@@ -44,7 +44,7 @@ var backspace = tea.KeyMsg{Type: tea.KeyBackspace}
 // purposes are the purposes of the experiments the pane shows, in order.
 func purposes(m dashModel) []string {
 	var out []string
-	exps := m.state.Snapshot.Experiments
+	exps := m.experimentOrder()
 	for _, i := range m.shown(paneExperiments) {
 		out = append(out, exps[i].Purpose)
 	}
@@ -56,7 +56,8 @@ func purposes(m dashModel) []string {
 // (case-insensitive); enter keeps it, esc clears it, `/` recalls it.
 func TestFilterNarrowsKeepsClearsAndRecalls(t *testing.T) {
 	t.Parallel()
-	want3 := "case-3 case-30 case-31 case-32 case-33 case-34 case-35 case-36 case-37 case-38 case-39"
+	// finished experiments are listed newest first (the fixture adds case-0 first)
+	want3 := "case-39 case-38 case-37 case-36 case-35 case-34 case-33 case-32 case-31 case-30 case-3"
 	cases := []struct {
 		name    string
 		keys    []tea.KeyMsg
@@ -127,12 +128,13 @@ func TestFilterSelectionStaysOnShownRows(t *testing.T) {
 	m = typeKeys(t, m, keyMsg("tab"), keyMsg("/"))
 	m = typeKeys(t, m, typed("case-3")...)
 	m = typeKeys(t, m, keyMsg("down"), keyMsg("enter"), keyMsg("j"))
-	exps := m.dash.state.Snapshot.Experiments
-	if got := exps[m.dash.sel[paneExperiments]].Purpose; got != "case-31" {
-		t.Fatalf("after ↓ in the prompt and j: %s selected, want case-31", got)
+	exps := m.dash.experimentOrder()
+	sel := exps[m.dash.sel[paneExperiments]]
+	if sel.Purpose != "case-37" {
+		t.Fatalf("after ↓ in the prompt and j: %s selected, want case-37 (the third shown, newest first)", sel.Purpose)
 	}
 	m = typeKeys(t, m, keyMsg("enter"))
-	if !m.dash.detail || !strings.Contains(m.View(), "case-31") && !strings.Contains(m.View(), exps[31].ID) {
+	if !m.dash.detail || !strings.Contains(m.View(), "case-37") && !strings.Contains(m.View(), sel.ID) {
 		t.Fatalf("enter did not open the detail of the shown row:\n%s", m.View())
 	}
 }

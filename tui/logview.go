@@ -184,7 +184,7 @@ func (m dashModel) logTarget(msg tea.KeyMsg) (engine.LogTarget, bool) {
 	}
 	switch {
 	case m.focus == paneExperiments && (isL || isEnter && !m.detail):
-		exps := m.state.Snapshot.Experiments
+		exps := m.experimentOrder()
 		i := m.sel[paneExperiments]
 		if i >= len(exps) || isEnter && exps[i].Status != engine.ExpRunning {
 			return engine.LogTarget{}, false

@@ -126,7 +126,7 @@ func TestLogViewerFollowsNewLinesAndFStopsIt(t *testing.T) {
 	f := fixture()
 	logs := newMemLogs(true, map[string]string{"stdout": ticks(1, 3)})
 	f.logs = logs.read
-	m := openLogOn(t, f, paneExperiments, 1, 80, 24)
+	m := openLogOn(t, f, paneExperiments, 0, 80, 24)
 	if got := lastBodyLine(t, m.View()); got != "tick 3" {
 		t.Fatalf("the newest line = %q, want tick 3:\n%s", got, m.View())
 	}
@@ -169,7 +169,7 @@ func TestLogViewerScrolling(t *testing.T) {
 			t.Parallel()
 			f := fixture()
 			f.logs = newMemLogs(false, map[string]string{"stdout": ticks(1, 100), "stderr": ""}).read
-			m := openLogOn(t, f, paneExperiments, 1, 80, 24)
+			m := openLogOn(t, f, paneExperiments, 0, 80, 24)
 			for _, k := range tt.keys {
 				msg := keyMsg(k)
 				if k == "pgup" {
@@ -190,7 +190,7 @@ func TestLogViewerDropsStaleMessages(t *testing.T) {
 	t.Parallel()
 	f := fixture()
 	f.logs = newMemLogs(true, map[string]string{"stdout": ticks(1, 3)}).read
-	m := openLogOn(t, f, paneExperiments, 1, 80, 24)
+	m := openLogOn(t, f, paneExperiments, 0, 80, 24)
 	first := m.dash.log.seq
 	m, _ = step(t, m, keyMsg("esc"))
 	if m.dash.log.open {
@@ -218,7 +218,7 @@ func TestLogViewerUpdateDoesNoIO(t *testing.T) {
 	t.Parallel()
 	f := fixture()
 	f.logs = newMemLogs(true, map[string]string{"stdout": ticks(1, 40), "stderr": "warn\n"}).read
-	m := openLogOn(t, f, paneExperiments, 1, 80, 24)
+	m := openLogOn(t, f, paneExperiments, 0, 80, 24)
 	gen, seq := m.dash.gen, m.dash.log.seq
 	read := f.logs(engine.LogTarget{Experiment: runningExp}, nil)
 	msgs := []tea.Msg{logTickMsg{gen: gen, seq: seq}, logReadMsg{gen: gen, seq: seq, read: read}, tea.WindowSizeMsg{Width: 120, Height: 36},
@@ -290,7 +290,7 @@ func TestLogViewerGolden(t *testing.T) {
 			p    pane
 			down int
 		}{
-			{"Experiment", map[string]string{"stdout": ticks(1, 60), "stderr": "warning: step size large\n"}, paneExperiments, 1},
+			{"Experiment", map[string]string{"stdout": ticks(1, 60), "stderr": "warning: step size large\n"}, paneExperiments, 0},
 			{"Turn", turnLogs, paneEvents, 0},
 		} {
 			t.Run(fmt.Sprintf("%s%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
@@ -334,7 +334,7 @@ func TestLogViewerResizes(t *testing.T) {
 	t.Parallel()
 	f := fixture()
 	f.logs = newMemLogs(true, map[string]string{"stdout": strings.Repeat("a long line of output that wraps ", 20) + "\n" + ticks(1, 30)}).read
-	m := openLogOn(t, f, paneExperiments, 1, 120, 36)
+	m := openLogOn(t, f, paneExperiments, 0, 120, 36)
 	for _, sz := range [][2]int{{80, 24}, {40, 10}, {200, 60}, {20, 6}} {
 		m, _ = step(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 		checkFrame(t, m.View(), sz[0], sz[1])
@@ -390,7 +390,7 @@ func TestLogViewerSaysWhereTheLogsAre(t *testing.T) {
 			t.Parallel()
 			f := fixture()
 			f.logs = func(engine.LogTarget, []engine.LogCursor) engine.LogRead { return tt.read }
-			m := openLogOn(t, f, paneExperiments, 1, 100, 30)
+			m := openLogOn(t, f, paneExperiments, 0, 100, 30)
 			v := m.View()
 			for _, want := range tt.wants {
 				if !strings.Contains(v, want) {

@@ -175,7 +175,7 @@ func (m dashModel) jumpToExperiment() dashModel {
 	if id == "" {
 		return m.say("this process belongs to no experiment")
 	}
-	for i, e := range m.state.Snapshot.Experiments {
+	for i, e := range m.experimentOrder() {
 		if e.ID != id {
 			continue
 		}

@@ -81,7 +81,7 @@ func TestEnterOnProcessJumpsToItsExperiment(t *testing.T) {
 	}
 	m = typeKeys(t, m, keyMsg("enter"))
 	d := m.dash
-	if d.focus != paneExperiments || d.state.Snapshot.Experiments[d.sel[paneExperiments]].ID != "exp_7414d181768254f796d579ab" {
+	if d.focus != paneExperiments || d.experimentOrder()[d.sel[paneExperiments]].ID != "exp_7414d181768254f796d579ab" {
 		t.Fatalf("enter on the program: focus %v, selected %d", d.focus, d.sel[paneExperiments])
 	}
 	if d.filters[paneExperiments].on() {

@@ -144,7 +144,7 @@ func (r *runtime) follow(s *liveStudy, gen int) {
 	r.mu.Unlock()
 	r.wg.Go(func() {
 		last, _ := s.view.LastSeq(fctx)
-		_ = s.view.Follow(fctx, max(0, last-maxEvents/2), func(ev engine.Event) error {
+		_ = s.view.Follow(fctx, max(0, last-followBack), func(ev engine.Event) error {
 			return r.bridge.Push(fctx, gen, ev)
 		})
 	})

@@ -1,0 +1,181 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/simjecture/simjecture/engine"
+)
+
+// An Activity row is a sentence: one renderer per event type decodes the
+// event's payload type (engine/events.go) and says what happened. An
+// event of a type without a renderer, or whose payload does not decode,
+// falls back to its type name and its best-known fields.
+
+// sentence renders the payload of one event type.
+type sentence func(json.RawMessage) (string, error)
+
+// says makes a sentence of a function of the event's payload type.
+func says[P any](f func(P) string) sentence {
+	return func(raw json.RawMessage) (string, error) {
+		var p P
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return "", fmt.Errorf("decode payload: %w", err)
+		}
+		return f(p), nil
+	}
+}
+
+// sentences holds the renderer of every event type.
+var sentences = map[engine.EventType]sentence{
+	engine.EvStudyCreated: says(func(p engine.StudyCreatedPayload) string {
+		return fmt.Sprintf("study created (%s, %s, policy %s)", p.AgentBackend, shortBackend(string(p.ExecutionBackend)), p.CompletionPolicy)
+	}),
+	engine.EvStudyState: says(func(p engine.StudyStatePayload) string {
+		switch {
+		case p.Activity == "", p.Activity == "stopped: "+string(p.Status):
+			return "study " + string(p.Status)
+		case strings.HasPrefix(p.Activity, string(p.Status)):
+			return "study " + p.Activity // "study completed: every claim is resolved"
+		}
+		return "study " + string(p.Status) + ": " + p.Activity
+	}),
+	engine.EvActivity: says(func(p engine.ActivityPayload) string { return p.Activity }),
+	engine.EvTurnStarted: says(func(p engine.TurnStartedPayload) string {
+		if p.Role == "" || p.Role == "worker" {
+			return fmt.Sprintf("turn %d started", p.Turn)
+		}
+		return fmt.Sprintf("%s turn %d started", p.Role, p.Turn)
+	}),
+	engine.EvIdleTurn: says(func(p engine.IdleTurnPayload) string {
+		return fmt.Sprintf("idle turn: nothing changed (%d in a row)", p.Streak)
+	}),
+	engine.EvSessionRecovery: says(func(p engine.SessionRecoveryPayload) string {
+		return fmt.Sprintf("fresh worker session after %d idle turns (recovery %d)", p.IdleStreak, p.Recoveries)
+	}),
+	engine.EvExperimentQueued: says(func(p engine.ExperimentQueuedPayload) string {
+		return strings.TrimSpace(ref(p.Experiment) + " queued: " + p.Source + " " + strings.Join(p.Args, " "))
+	}),
+	engine.EvExperimentStarted: says(func(p engine.ExperimentStartedPayload) string {
+		return strings.TrimSuffix(ref(p.Experiment)+" started in "+shortBackend(string(p.Backend)), " in ")
+	}),
+	engine.EvExperimentFinished: says(finishedSentence),
+	engine.EvExperimentInterrupted: says(func(p engine.ExperimentInterruptedPayload) string {
+		return ref(p.Experiment) + " interrupted: its supervisor stopped"
+	}),
+	engine.EvExperimentCancelRequested: says(func(p engine.ExperimentCancelRequestedPayload) string {
+		return strings.TrimSuffix("cancel of "+ref(p.Experiment)+" asked: "+p.Reason, ": ")
+	}),
+	engine.EvClaimCommitted: says(func(p engine.ClaimCommittedPayload) string {
+		return fmt.Sprintf("claim %s committed under %s: %s", ref(p.Claim), ref(p.Parent), oneLine(p.Statement))
+	}),
+	engine.EvClaimStatus: says(func(p engine.ClaimStatusPayload) string {
+		return fmt.Sprintf("claim %s is now %s", ref(p.Claim), p.Status)
+	}),
+	engine.EvReviewQueued: says(func(p engine.ReviewQueuedPayload) string {
+		return fmt.Sprintf("review of %s asked: %s", ref(p.Claim), p.Disposition)
+	}),
+	engine.EvReviewResolved: says(func(p engine.ReviewResolvedPayload) string {
+		return fmt.Sprintf("review of %s: %s, %s", ref(p.Claim), p.Decision, p.Disposition)
+	}),
+	engine.EvReviewFailed: says(func(p engine.ReviewFailedPayload) string {
+		return fmt.Sprintf("review %s failed (attempt %d): %s", ref(p.Review), p.Attempt, oneLine(p.Error))
+	}),
+	engine.EvNoteAdded: says(func(p engine.NoteAddedPayload) string { return "note: " + oneLine(p.Statement) }),
+	engine.EvControlRequested: says(func(p engine.ControlRequestedPayload) string {
+		return "the operator asked to " + string(p.Command)
+	}),
+	engine.EvHarnessError: says(func(p engine.HarnessErrorPayload) string {
+		where := ""
+		if p.Where != "" {
+			where = " in " + p.Where
+		}
+		return "harness error" + where + ": " + oneLine(p.Error)
+	}),
+	engine.EvProviderReconnectScheduled: says(func(p engine.ProviderReconnectScheduledPayload) string {
+		return fmt.Sprintf("provider: reconnecting in %s (attempt %d)", secs(p.DelaySeconds), p.Attempt)
+	}),
+	engine.EvProviderReconnected: says(func(p engine.ProviderReconnectedPayload) string {
+		return fmt.Sprintf("provider: reconnected after %d failed attempts", p.Attempts)
+	}),
+	engine.EvProviderNeedsAttention: says(func(p engine.ProviderNeedsAttentionPayload) string {
+		return "provider needs attention: " + oneLine(p.Attention)
+	}),
+	engine.EvUsage: says(func(p engine.UsagePayload) string {
+		return fmt.Sprintf("turn used %s input and %s output tokens", tokenCount(p.InputTokens), tokenCount(p.OutputTokens))
+	}),
+	engine.EvRecord: says(func(p engine.RecordPayload) string {
+		return fmt.Sprintf("%s %s recorded (%s)", p.Kind, ref(p.ID), p.Status)
+	}),
+}
+
+func finishedSentence(p engine.ExperimentFinishedPayload) string {
+	s := ref(p.Experiment) + " " + string(p.Status)
+	if p.WallSeconds != nil {
+		s += " in " + secs(*p.WallSeconds)
+	}
+	if p.LimitExceeded != nil {
+		s += " (" + *p.LimitExceeded + " limit exceeded)"
+	}
+	return s
+}
+
+// eventText is what an event says, as a sentence.
+func eventText(ev engine.Event) string {
+	if f, ok := sentences[ev.Type]; ok {
+		if s, err := f(ev.Payload); err == nil {
+			return s
+		}
+	}
+	return fallbackText(ev)
+}
+
+// fallbackText is the type name and the payload's best-known fields.
+func fallbackText(ev engine.Event) string {
+	var p map[string]any
+	_ = json.Unmarshal(ev.Payload, &p)
+	parts := []string{string(ev.Type)}
+	for _, k := range []string{"experiment", "status", "activity", "claim", "review", "command", "error"} {
+		if v, ok := p[k]; ok {
+			parts = append(parts, fmt.Sprint(v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// eventLine is an Activity row: the time of day and the sentence.
+func eventLine(ev engine.Event) string {
+	ts := ev.Time
+	if t, err := time.Parse(time.RFC3339Nano, ev.Time); err == nil {
+		ts = t.UTC().Format("15:04:05")
+	}
+	return ts + " " + eventText(ev)
+}
+
+// ref is an id short enough for a sentence: exp_52f19cc9…
+func ref(id string) string {
+	if len(id) > 12 {
+		return id[:12] + "…"
+	}
+	return id
+}
+
+// secs is a duration in seconds as a sentence says it: 0.4 s, 12 s.
+func secs(f float64) string {
+	switch {
+	case f < 10:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " s"
+	case f < 60:
+		return fmt.Sprintf("%.0f s", f)
+	}
+	return dur(time.Duration(f * float64(time.Second)))
+}
+
+func tokenCount(n *int64) string {
+	if n == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*n)
+}
