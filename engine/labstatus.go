@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -191,22 +192,17 @@ func pageReceipts(tx *store.Tx, filter ExpStatus, limit, offset int) ([]ReceiptL
 // boundedReviews returns the open reviews and the newest resolved ones,
 // oldest first, as a claim's history reads.
 func boundedReviews(tx *store.Tx) ([]Review, error) {
-	open, err := listDocs[Review](tx, store.Reviews, "queued")
+	open, err := tx.ListDocs(store.Reviews, "queued")
 	if err != nil {
 		return nil, err
 	}
-	docs, err := tx.PageDocs(store.Reviews, []string{"resolved"}, recentVerdicts, 0)
-	if err != nil {
-		return nil, err
-	}
-	slices.Reverse(docs)
-	done, err := decodeDocs[Review](store.Reviews, docs)
+	done, err := tx.PageDocs(store.Reviews, []string{"resolved"}, recentVerdicts, 0)
 	if err != nil {
 		return nil, err
 	}
 	all := append(done, open...)
-	slices.SortStableFunc(all, func(a, b Review) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return all, nil
+	slices.SortFunc(all, func(a, b store.Doc) int { return cmp.Compare(a.Seq, b.Seq) })
+	return decodeDocs[Review](store.Reviews, all)
 }
 
 var expStatuses = []ExpStatus{ExpQueued, ExpRunning, ExpSucceeded, ExpFailed, ExpTimedOut, ExpCancelled, ExpInterrupted}
