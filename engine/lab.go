@@ -43,36 +43,6 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 	return spec.handler.run(l, ctx, raw)
 }
 
-// StatusArgs are the arguments of lab status.
-type StatusArgs struct {
-	Experiment string `json:"experiment"`
-}
-
-// StatusResult is the answer of lab status: one receipt, or, when no
-// experiment was named, the study snapshot. It encodes as the one it holds.
-type StatusResult struct {
-	Receipt  *Receipt
-	Snapshot *Snapshot
-}
-
-// MarshalJSON encodes the receipt, or else the snapshot.
-func (s StatusResult) MarshalJSON() ([]byte, error) {
-	if s.Receipt != nil {
-		return json.Marshal(s.Receipt)
-	}
-	return json.Marshal(s.Snapshot)
-}
-
-// Status returns one receipt, or the whole snapshot.
-func (l *Lab) Status(ctx context.Context, a StatusArgs) (StatusResult, error) {
-	if a.Experiment == "" {
-		snap, err := LoadSnapshot(ctx, l.C, l.S)
-		return StatusResult{Snapshot: &snap}, err
-	}
-	r, err := l.receipt(ctx, a.Experiment)
-	return StatusResult{Receipt: &r}, err
-}
-
 func (l *Lab) receipt(ctx context.Context, id string) (Receipt, error) {
 	var r Receipt
 	err := l.S.Read(ctx, func(tx *store.Tx) error {
@@ -129,29 +99,6 @@ func (l *Lab) Cancel(ctx context.Context, a CancelArgs) (Receipt, error) {
 		return appendEvent(tx, ExperimentCancelRequestedPayload{Experiment: r.ID, Reason: reason})
 	})
 	return l.C.Place(r), err
-}
-
-// NoteArgs are the arguments of lab note.
-type NoteArgs struct {
-	Statement string `json:"statement"`
-}
-
-// Note records a note.
-func (l *Lab) Note(ctx context.Context, a NoteArgs) (Note, error) {
-	if len(a.Statement) == 0 || len(a.Statement) > 16384 {
-		return Note{}, fmt.Errorf("note statement must be 1 to 16384 characters: %w", ErrLab)
-	}
-	n := Note{Statement: a.Statement, CreatedAt: time.Now().UTC()}
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
-		b, _ := json.Marshal(n)
-		id, err := tx.AddNote(b)
-		if err != nil {
-			return err
-		}
-		n.ID = id
-		return appendEvent(tx, NoteAddedPayload{n})
-	})
-	return n, err
 }
 
 // ReviewStatusArgs are the arguments of lab review_status.

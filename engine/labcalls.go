@@ -59,9 +59,20 @@ var labCalls = []CallSpec{
 		{Name: "commitment", Type: "string", Description: "claim id, for repair evidence"},
 		{Name: "resources", Type: "object", Properties: resourcesParams},
 	}, Wakes: true, handler: handler((*Lab).Run)},
-	{Name: "status", Description: "One experiment receipt, or the study snapshot.", Params: []Param{
+	{Name: "status", Description: "One experiment receipt with its log tails; without experiment, a bounded summary: counts, claims, open reviews and the newest verdicts, and a page of receipts (newest first, no log tails).", Params: []Param{
 		{Name: "experiment", Type: "string", Description: "experiment id (optional)"},
+		{Name: "status", Type: "string", Enum: expStatusNames(), Description: "page only receipts of this status"},
+		{Name: "limit", Type: "integer", Description: "receipts per page, 1 to 100 (default 20)"},
+		{Name: "offset", Type: "integer", Description: "receipts to skip, newest first (default 0)"},
 	}, handler: handler((*Lab).Status)},
+	{Name: "notes", Description: "The notes, newest first, each with the note that supersedes it, if any.", Params: []Param{
+		{Name: "kind", Type: "string", Enum: noteKindNames(), Description: "only notes of this kind"},
+		{Name: "limit", Type: "integer", Description: "notes per page, 1 to 100 (default 20)"},
+		{Name: "offset", Type: "integer", Description: "notes to skip (default 0)"},
+	}, handler: handler((*Lab).Notes)},
+	{Name: "brief", Description: "The research state within max_bytes: the latest experiment and verdict always, then whole entries as they fit.", Params: []Param{
+		{Name: "max_bytes", Type: "integer", Description: "2048 to 64000 (default 16000)"},
+	}, handler: handler((*Lab).Brief)},
 	{Name: "cancel", Description: "Cancel a queued or running experiment.", Params: []Param{
 		{Name: "experiment", Type: "string", Required: true},
 		{Name: "reason", Type: "string"},
@@ -84,9 +95,28 @@ var labCalls = []CallSpec{
 	{Name: "review_status", Description: "A review request, with the verdict once resolved.", Params: []Param{
 		{Name: "review", Type: "string", Required: true},
 	}, handler: handler((*Lab).ReviewStatus)},
-	{Name: "note", Description: "Leave a short note in the study record.", Params: []Param{
+	{Name: "note", Description: "Leave a note in the study record; a correction supersedes an earlier note, which stays.", Params: []Param{
 		{Name: "statement", Type: "string", Required: true},
+		{Name: "kind", Type: "string", Enum: noteKindNames(), Description: "default observation"},
+		{Name: "experiments", Type: "array", Items: "string", Description: "the experiments it rests on (each must exist; at most 32)"},
+		{Name: "supersedes", Type: "integer", Description: "id of the note this one corrects"},
 	}, handler: handler((*Lab).Note)},
+}
+
+func expStatusNames() []string {
+	out := make([]string, len(expStatuses))
+	for i, s := range expStatuses {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func noteKindNames() []string {
+	out := make([]string, len(NoteKinds))
+	for i, k := range NoteKinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 // Calls returns the lab calls in protocol order; the copy is the caller's.

@@ -194,6 +194,16 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 				t.Fatalf("status gave %+v, want the queued receipt %s", r, exp)
 			}
 		}},
+		{"notes", func() string { return `{"kind":"question"}` }, func(t *testing.T, got any) {
+			if p := as[NotesPage](t, got); p.Total != 0 || p.Limit != defaultPage {
+				t.Fatalf("notes gave %+v, want an empty page of %d", p, defaultPage)
+			}
+		}},
+		{"brief", func() string { return `{"max_bytes":4096}` }, func(t *testing.T, got any) {
+			if b := as[Brief](t, got); b.LatestExperiment == nil || b.LatestExperiment.ID != exp {
+				t.Fatalf("brief gave %+v, want %s as the latest experiment", b.LatestExperiment, exp)
+			}
+		}},
 		{"commit", func() string { return `{"statement":"a repair"}` }, func(t *testing.T, got any) {
 			if cl := as[Claim](t, got); cl.Status != ClaimOpen || cl.Statement != "a repair" {
 				t.Fatalf("commit gave %+v", cl)
@@ -212,8 +222,8 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 				t.Fatalf("review_status gave %s, want %s", r.ID, rev)
 			}
 		}},
-		{"note", func() string { return `{"statement":"a note"}` }, func(t *testing.T, got any) {
-			if n := as[Note](t, got); n.Statement != "a note" || n.ID == 0 {
+		{"note", func() string { return fmt.Sprintf(`{"statement":"a note","experiments":[%q]}`, exp) }, func(t *testing.T, got any) {
+			if n := as[Note](t, got); n.Statement != "a note" || n.ID == 0 || n.Kind != NoteObservation {
 				t.Fatalf("note gave %+v", n)
 			}
 		}},
@@ -282,11 +292,11 @@ func TestCallsIsACopy(t *testing.T) {
 
 func TestStatusResultEncodesAsWhatItHolds(t *testing.T) {
 	r := Receipt{ID: "exp_1", Status: ExpQueued, Args: []string{"<a>"}}
-	snap := Snapshot{StudyID: "s", Notes: []Note{{ID: 1, Statement: "&"}}}
+	sum := StatusSummary{StudyHeader: StudyHeader{StudyID: "s"}, Claims: []Claim{{ID: "root", Statement: "&"}}}
 	for _, tc := range []struct {
 		res  StatusResult
 		want any
-	}{{StatusResult{Receipt: &r}, r}, {StatusResult{Snapshot: &snap}, snap}} {
+	}{{StatusResult{Receipt: &r}, r}, {StatusResult{Summary: &sum}, sum}} {
 		got, err1 := json.Marshal(map[string]any{"ok": true, "result": tc.res})
 		want, err2 := json.Marshal(map[string]any{"ok": true, "result": tc.want})
 		if err1 != nil || err2 != nil || string(got) != string(want) {

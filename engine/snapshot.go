@@ -44,6 +44,22 @@ func loadSnapshot(ctx context.Context, c Campaign, s *store.Store, window int) (
 }
 
 func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
+	snap, err := readHeader(tx)
+	if err != nil {
+		return snap, err
+	}
+	if err := readRecords(tx, &snap, window); err != nil {
+		return snap, err
+	}
+	if window < 0 {
+		snap.Notes, err = listNotes(tx)
+	}
+	return snap, err
+}
+
+// readHeader reads what does not grow with the study: the contract, the
+// supervisor's state, the usage and the experiment counts.
+func readHeader(tx *store.Tx) (Snapshot, error) {
 	var snap Snapshot
 	row, err := tx.GetStudy()
 	if err != nil {
@@ -63,15 +79,7 @@ func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
 	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 		return snap, err
 	}
-	if snap.ExperimentCounts, err = experimentCounts(tx); err != nil {
-		return snap, err
-	}
-	if err := readRecords(tx, &snap, window); err != nil {
-		return snap, err
-	}
-	if window < 0 {
-		snap.Notes, err = listNotes(tx)
-	}
+	snap.ExperimentCounts, err = experimentCounts(tx)
 	return snap, err
 }
 
@@ -131,11 +139,16 @@ func listNotes(tx *store.Tx) ([]Note, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeNotes(raw)
+}
+
+// decodeNotes decodes note rows; a note's id is its row's number.
+func decodeNotes(raw []store.NoteRow) ([]Note, error) {
 	out := make([]Note, 0, len(raw))
 	for _, d := range raw {
 		var n Note
 		if err := json.Unmarshal(d.JSON, &n); err != nil {
-			return nil, fmt.Errorf("decode note: %w", err)
+			return nil, fmt.Errorf("decode note %d: %w", d.Seq, err)
 		}
 		n.ID = d.Seq
 		out = append(out, n)

@@ -165,12 +165,31 @@ type Review struct {
 	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
 }
 
-// Note is a short statement the agent leaves in the record.
+// Note is a short statement the agent leaves in the record. Notes recorded
+// before kinds existed have none.
 type Note struct {
-	ID        int64     `json:"id"`
-	Statement string    `json:"statement"`
-	CreatedAt time.Time `json:"created_at"`
+	ID          int64     `json:"id"`
+	Statement   string    `json:"statement"`
+	Kind        NoteKind  `json:"kind,omitempty"`
+	Experiments []string  `json:"experiments,omitempty"` // the experiments it rests on
+	Supersedes  int64     `json:"supersedes,omitempty"`  // the note it corrects; that note stays
+	CreatedAt   time.Time `json:"created_at"`
 }
+
+// NoteKind says what a note is.
+type NoteKind string
+
+// The note kinds, in the order the schema lists them.
+const (
+	NoteObservation    NoteKind = "observation"
+	NoteInterpretation NoteKind = "interpretation"
+	NoteQuestion       NoteKind = "question"
+	NoteNextTest       NoteKind = "next_test"
+	NoteImplementation NoteKind = "implementation"
+)
+
+// NoteKinds lists the note kinds.
+var NoteKinds = []NoteKind{NoteObservation, NoteInterpretation, NoteQuestion, NoteNextTest, NoteImplementation}
 
 // ProviderState is the provider-supervision part of the snapshot.
 type ProviderState struct {

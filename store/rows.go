@@ -220,35 +220,6 @@ func scanDoc(scan func(...any) error) (Doc, error) {
 	return d, nil
 }
 
-// AddNote appends a note document and returns its number.
-func (t *Tx) AddNote(doc []byte) (int64, error) {
-	res, err := t.tx.ExecContext(t.ctx, "INSERT INTO notes (note_json) VALUES (?)", string(doc))
-	if err != nil {
-		return 0, fmt.Errorf("record note: %w", err)
-	}
-	return res.LastInsertId()
-}
-
-// ListNotes lists the notes in order; each Doc's Seq is the note's number.
-func (t *Tx) ListNotes() ([]Doc, error) {
-	rows, err := t.tx.QueryContext(t.ctx, "SELECT seq, note_json FROM notes ORDER BY seq")
-	if err != nil {
-		return nil, fmt.Errorf("list notes: %w", err)
-	}
-	defer rows.Close()
-	var out []Doc
-	for rows.Next() {
-		var d Doc
-		var s string
-		if err := rows.Scan(&d.Seq, &s); err != nil {
-			return nil, fmt.Errorf("list notes: %w", err)
-		}
-		d.JSON = []byte(s)
-		out = append(out, d)
-	}
-	return out, rows.Err()
-}
-
 // PutUsage replaces the token totals of one thread: a resumed thread reports
 // running totals, so they replace, never add.
 func (t *Tx) PutUsage(thread string, in, out *int64) error {
@@ -307,11 +278,21 @@ func (t *Tx) CountByStatus(k Kind) (map[string]int, error) {
 	return out, rows.Err()
 }
 
-// CountNotes counts the notes.
-func (t *Tx) CountNotes() (int, error) {
-	var n int
-	if err := t.tx.QueryRowContext(t.ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil {
-		return 0, fmt.Errorf("count notes: %w", err)
+// PageDocs lists documents newest first (by insertion), skipping offset and
+// returning at most limit; with statuses, only those. It reads through the
+// seq and (status, seq) indexes, so a page costs the same in a table of any size.
+func (t *Tx) PageDocs(k Kind, statuses []string, limit, offset int) ([]Doc, error) {
+	col, err := k.column()
+	if err != nil {
+		return nil, err
 	}
-	return n, nil
+	q := "SELECT id, seq, status, " + col + " FROM " + string(k)
+	args := make([]any, 0, len(statuses)+2)
+	if len(statuses) > 0 {
+		q += " WHERE status IN (?" + strings.Repeat(",?", len(statuses)-1) + ")"
+		for _, s := range statuses {
+			args = append(args, s)
+		}
+	}
+	return t.queryDocs(k, q+" ORDER BY seq DESC LIMIT ? OFFSET ?", append(args, limit, offset)...)
 }
