@@ -16,6 +16,7 @@ var schemaKinds = map[string][]reflect.Kind{
 	"integer": {reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64},
 	"number":  {reflect.Float32, reflect.Float64},
 	"boolean": {reflect.Bool},
+	"scalar":  {reflect.Struct}, // engine.Scalar
 }
 
 // paramMismatches compares a call's params with the JSON fields of its
@@ -76,7 +77,7 @@ func typeMismatches(where string, p Param, f reflect.Type) []string {
 		if f.Kind() != reflect.Slice {
 			return []string{fmt.Sprintf("%s: array param, %s field", where, f)}
 		}
-		return typeMismatches(where+"[]", Param{Type: p.Items, Items: "string"}, f.Elem())
+		return typeMismatches(where+"[]", Param{Type: p.Items, Items: "string", Properties: p.Properties}, f.Elem())
 	}
 	kinds, ok := schemaKinds[p.Type]
 	if !ok {
