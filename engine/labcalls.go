@@ -152,7 +152,7 @@ var labCalls = []CallSpec{
 	}, handler: handler((*Lab).Link)},
 	{Name: "close", Description: "Structured and frontier: close an open claim (never as supported) through the gate.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
-		{Name: "status", Type: "string", Required: true, Enum: []string{"falsified", "weakened", "superseded", "unresolved", "instrument_limited"}},
+		{Name: "status", Type: "string", Required: true, Enum: []string{"falsified", "weakened", "superseded", "unresolved", "instrument_limited", "supported"}, Description: "supported is refused: only an accepted support adjudication sets it"},
 		{Name: "reason", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "contract_version", Type: "integer", Description: "the decisive version (the latest)"},
 	}, handler: handler((*Lab).CloseClaim)},
