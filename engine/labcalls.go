@@ -140,22 +140,22 @@ var labCalls = []CallSpec{
 		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
 		{Name: "rationale", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "repair", Type: "object", Properties: repairParams, Description: "required for relation repairs"},
-	}, handler: handler((*Lab).Claim)},
+	}, Scientific: true, handler: handler((*Lab).Claim)},
 	{Name: "contract", Description: "Structured and frontier: register the next version of a claim's evidence contract.", Params: contractParams,
-		handler: handler((*Lab).Contract)},
+		Scientific: true, handler: handler((*Lab).Contract)},
 	{Name: "link", Description: "Structured and frontier: link a finished run's output to a claim; says whether it counts and why not.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "experiment", Type: "string", Required: true},
 		{Name: "output", Type: "string", Required: true, Description: "one of the run's declared outputs"},
 		{Name: "sufficient", Type: "boolean", Required: true, Description: "offered as sufficient under the latest contract"},
 		{Name: "note", Type: "string"},
-	}, handler: handler((*Lab).Link)},
+	}, Scientific: true, handler: handler((*Lab).Link)},
 	{Name: "close", Description: "Structured and frontier: close an open claim (never as supported) through the gate.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "status", Type: "string", Required: true, Enum: []string{"falsified", "weakened", "superseded", "unresolved", "instrument_limited", "supported"}, Description: "supported is refused: only an accepted support adjudication sets it"},
 		{Name: "reason", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "contract_version", Type: "integer", Description: "the decisive version (the latest)"},
-	}, handler: handler((*Lab).CloseClaim)},
+	}, Scientific: true, handler: handler((*Lab).CloseClaim)},
 }
 
 // Calls returns the lab calls in protocol order; the copy is the caller's.
@@ -191,6 +191,23 @@ func findCall(name string) (CallSpec, bool) {
 		return CallSpec{}, false
 	}
 	return labCalls[i], true
+}
+
+// CallsFor returns the calls an agent of a study in mode sees: minimal
+// leaves out the calls of the scientific modes.
+func CallsFor(mode string) []CallSpec {
+	scientific := slices.Contains(ScientificModes, mode)
+	return slices.DeleteFunc(Calls(), func(c CallSpec) bool { return c.Scientific && !scientific })
+}
+
+// CallNamesFor lists the names of CallsFor(mode).
+func CallNamesFor(mode string) []string {
+	calls := CallsFor(mode)
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return names
 }
 
 // CallNames lists the lab calls in protocol order.

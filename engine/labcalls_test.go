@@ -355,7 +355,15 @@ func TestWorkerGuideListsEveryCall(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatalf("guide names no calls:\n%s", b.String())
 	}
-	if got := strings.Split(list, ", "); !slices.Equal(got, CallNames()) {
-		t.Errorf("guide lists %v, want CallNames() %v", got, CallNames())
+	if got := strings.Split(list, ", "); !slices.Equal(got, CallNamesFor("minimal")) {
+		t.Errorf("guide lists %v, want CallNamesFor(minimal) %v", got, CallNamesFor("minimal"))
+	}
+	for _, c := range Calls() {
+		if shown := slices.Contains(CallNamesFor("minimal"), c.Name); shown == c.Scientific {
+			t.Errorf("%s: scientific %v, listed in minimal %v", c.Name, c.Scientific, shown)
+		}
+		if !slices.Contains(CallNamesFor("structured"), c.Name) || !slices.Contains(CallNamesFor("frontier"), c.Name) {
+			t.Errorf("%s is not listed in the scientific modes", c.Name)
+		}
 	}
 }

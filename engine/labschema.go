@@ -28,6 +28,7 @@ type CallSpec struct {
 	Description string
 	Params      []Param
 	Wakes       bool // hands the executor work: wake the supervisor after it succeeds
+	Scientific  bool // only in the structured and frontier modes: minimal's guide and tools leave it out
 	handler     callHandler
 }
 
