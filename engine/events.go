@@ -43,6 +43,10 @@ const (
 	EvProviderNeedsAttention     EventType = "provider_needs_attention"
 	EvUsage                      EventType = "usage"
 	EvRecord                     EventType = "record"
+	EvClaimRegistered            EventType = "claim_registered"
+	EvContractRegistered         EventType = "contract_registered"
+	EvEvidenceLinked             EventType = "evidence_linked"
+	EvClaimClosed                EventType = "claim_closed"
 )
 
 // EventTypes lists every event type, in the order of the constants above
@@ -54,6 +58,7 @@ func EventTypes() []EventType {
 		EvExperimentCancelRequested, EvClaimCommitted, EvClaimStatus, EvReviewQueued, EvReviewResolved,
 		EvReviewFailed, EvNoteAdded, EvControlRequested, EvHarnessError, EvProviderReconnectScheduled,
 		EvProviderReconnected, EvProviderNeedsAttention, EvUsage, EvRecord,
+		EvClaimRegistered, EvContractRegistered, EvEvidenceLinked, EvClaimClosed,
 	}
 }
 
@@ -233,6 +238,39 @@ type RecordPayload struct {
 	SHA256 string     `json:"sha256"`
 }
 
+// ClaimRegisteredPayload is a claim of the ledger (structured, frontier).
+type ClaimRegisteredPayload struct {
+	Claim     string    `json:"claim"`
+	Kind      ClaimKind `json:"kind"`
+	Parent    string    `json:"parent"`
+	Relation  Relation  `json:"relation"`
+	Statement string    `json:"statement"`
+}
+
+// ContractRegisteredPayload is a new version of a claim's evidence contract.
+type ContractRegisteredPayload struct {
+	Claim   string          `json:"claim"`
+	Purpose ContractPurpose `json:"purpose"`
+	Version int             `json:"version"`
+}
+
+// EvidenceLinkedPayload is a run's output linked to a claim.
+type EvidenceLinkedPayload struct {
+	Claim           string `json:"claim"`
+	ContractVersion int    `json:"contract_version"`
+	Counts          bool   `json:"counts"`
+	Experiment      string `json:"experiment"`
+	Output          string `json:"output"`
+}
+
+// ClaimClosedPayload is a claim of the ledger closed through the gate.
+type ClaimClosedPayload struct {
+	Claim           string      `json:"claim"`
+	ContractVersion int         `json:"contract_version"`
+	Reason          string      `json:"reason"`
+	Status          ClaimStatus `json:"status"`
+}
+
 func (StudyCreatedPayload) eventType() EventType               { return EvStudyCreated }
 func (StudyStatePayload) eventType() EventType                 { return EvStudyState }
 func (ActivityPayload) eventType() EventType                   { return EvActivity }
@@ -257,3 +295,7 @@ func (ProviderReconnectedPayload) eventType() EventType        { return EvProvid
 func (ProviderNeedsAttentionPayload) eventType() EventType     { return EvProviderNeedsAttention }
 func (UsagePayload) eventType() EventType                      { return EvUsage }
 func (RecordPayload) eventType() EventType                     { return EvRecord }
+func (ClaimRegisteredPayload) eventType() EventType            { return EvClaimRegistered }
+func (ContractRegisteredPayload) eventType() EventType         { return EvContractRegistered }
+func (EvidenceLinkedPayload) eventType() EventType             { return EvEvidenceLinked }
+func (ClaimClosedPayload) eventType() EventType                { return EvClaimClosed }

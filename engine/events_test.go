@@ -26,7 +26,8 @@ var allPayloads = []payload{
 	ClaimCommittedPayload{}, ClaimStatusPayload{}, ReviewQueuedPayload{}, ReviewResolvedPayload{},
 	ReviewFailedPayload{}, NoteAddedPayload{}, ControlRequestedPayload{}, HarnessErrorPayload{},
 	ProviderReconnectScheduledPayload{}, ProviderReconnectedPayload{}, ProviderNeedsAttentionPayload{},
-	UsagePayload{}, RecordPayload{},
+	UsagePayload{}, RecordPayload{}, ClaimRegisteredPayload{}, ContractRegisteredPayload{},
+	EvidenceLinkedPayload{}, ClaimClosedPayload{},
 }
 
 // eventSource is what the package's non-test files say about events.
@@ -301,6 +302,13 @@ func TestEventPayloadJSON(t *testing.T) {
 		{UsagePayload{Thread: "w"}, `{"input_tokens":null,"output_tokens":null,"thread":"w"}`},
 		{UsagePayload{Thread: "w", InputTokens: &in, OutputTokens: &out}, `{"input_tokens":3,"output_tokens":4,"thread":"w"}`},
 		{RecordPayload{Kind: store.Claims, ID: "c1", Status: "open", SHA256: "h"}, `{"kind":"claims","id":"c1","status":"open","sha256":"h"}`},
+		{ClaimRegisteredPayload{Claim: "c2", Kind: KindInstrument, Parent: "root", Relation: RelInstrumentOf, Statement: "s"},
+			`{"claim":"c2","kind":"instrument","parent":"root","relation":"instrument_of","statement":"s"}`},
+		{ContractRegisteredPayload{Claim: "c1", Purpose: PurposeDecision, Version: 2}, `{"claim":"c1","purpose":"decision","version":2}`},
+		{EvidenceLinkedPayload{Claim: "c1", ContractVersion: 1, Counts: true, Experiment: "e1", Output: "o.json"},
+			`{"claim":"c1","contract_version":1,"counts":true,"experiment":"e1","output":"o.json"}`},
+		{ClaimClosedPayload{Claim: "c1", ContractVersion: 1, Reason: "r", Status: LedgerFalsified},
+			`{"claim":"c1","contract_version":1,"reason":"r","status":"falsified"}`},
 	}
 	for _, c := range cases {
 		t.Run(typeName(c.p), func(t *testing.T) {

@@ -42,6 +42,49 @@ var challengeParams = []Param{
 	{Name: "outcome", Type: "string", Required: true, Description: "what the challenge showed"},
 }
 
+var repairParams = []Param{
+	{Name: "counterexamples", Type: "array", Items: "string", Required: true, Description: "experiments linked as counting under the parent's decisive contract"},
+	{Name: "accommodation", Type: "string", Required: true},
+	{Name: "semantic_change", Type: "string", Required: true},
+	{Name: "falsification_condition", Type: "string", Required: true},
+}
+
+var contractParams = []Param{
+	{Name: "claim", Type: "string", Required: true},
+	{Name: "purpose", Type: "string", Enum: []string{"decision", "terminal_record"}, Description: "default decision"},
+	{Name: "observable", Type: "string", Required: true},
+	{Name: "expected_outcomes", Type: "string", Required: true},
+	{Name: "decision_rule", Type: "string", Required: true},
+	{Name: "required_observation", Type: "string", Required: true},
+	{Name: "uncertainty_criterion", Type: "string", Required: true},
+	{Name: "inconclusive_conditions", Type: "string", Required: true},
+	{Name: "checks", Type: "array", Items: "object", Properties: []Param{
+		{Name: "output", Type: "string", Required: true, Description: "a declared output (JSON)"},
+		{Name: "path", Type: "string", Required: true, Description: "$.key(.key|[N])*"},
+		{Name: "equals", Type: "scalar", Required: true},
+	}, Description: "machine checks; a decision contract needs at least one"},
+	{Name: "binding", Type: "object", Properties: []Param{
+		{Name: "source", Type: "string", Required: true, Description: "program under research/"},
+		{Name: "args", Type: "array", Items: "array", Description: "the argument lists whose runs may count"},
+	}, Description: "the only program whose runs may count"},
+}
+
+func kindNames() []string {
+	out := make([]string, len(ClaimKinds))
+	for i, k := range ClaimKinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func relationNames() []string {
+	out := make([]string, len(Relations))
+	for i, r := range Relations {
+		out[i] = string(r)
+	}
+	return out
+}
+
 // labCalls is the one table of the lab protocol (contract section 5): each
 // call's schema next to its handler. Read it through [Calls], [FindCall]
 // and [CallNames].
@@ -54,9 +97,10 @@ var labCalls = []CallSpec{
 		{Name: "outputs", Type: "array", Items: "string", Required: true, Description: "relative output paths to collect"},
 		{Name: "timeout", Type: "number", Description: "wall-time limit in seconds (default 600)"},
 		{Name: "key", Type: "string", Description: "distinguishes a deliberate replicate"},
-		{Name: "stage", Type: "string", Enum: []string{"exploration", "evidence"}, Description: "default evidence"},
+		{Name: "stage", Type: "string", Enum: []string{"exploration", "evidence", "workbench"}, Description: "default evidence; workbench (qualification, never evidence) only in structured and frontier modes"},
 		{Name: "purpose", Type: "string", Description: "why this experiment is run"},
 		{Name: "commitment", Type: "string", Description: "claim id, for repair evidence"},
+		{Name: "claim", Type: "string", Description: "structured and frontier: the claim this run serves (required for stage evidence)"},
 		{Name: "resources", Type: "object", Properties: resourcesParams},
 	}, Wakes: true, handler: handler((*Lab).Run)},
 	{Name: "status", Description: "One experiment receipt with its log tails; without experiment, a bounded summary: counts, claims, open reviews and the newest verdicts, and a page of receipts (newest first, no log tails).", Params: []Param{
@@ -101,6 +145,31 @@ var labCalls = []CallSpec{
 		{Name: "experiments", Type: "array", Items: "string", Description: "the experiments it rests on (each must exist; at most 32)"},
 		{Name: "supersedes", Type: "integer", Description: "id of the note this one corrects"},
 	}, handler: handler((*Lab).Note)},
+	// The claim ledger of the structured and frontier modes (engine/ledger.go);
+	// minimal refuses these calls.
+	{Name: "claim", Description: "Structured and frontier: register a claim of the ledger under its parent.", Params: []Param{
+		{Name: "statement", Type: "string", Required: true, Description: "at least 8 characters"},
+		{Name: "kind", Type: "string", Required: true, Enum: kindNames()},
+		{Name: "relation", Type: "string", Required: true, Enum: relationNames()},
+		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
+		{Name: "rationale", Type: "string", Required: true, Description: "at least 8 characters"},
+		{Name: "repair", Type: "object", Properties: repairParams, Description: "required for relation repairs"},
+	}, Scientific: true, handler: handler((*Lab).Claim)},
+	{Name: "contract", Description: "Structured and frontier: register the next version of a claim's evidence contract.", Params: contractParams,
+		Scientific: true, handler: handler((*Lab).Contract)},
+	{Name: "link", Description: "Structured and frontier: link a finished run's output to a claim; says whether it counts and why not.", Params: []Param{
+		{Name: "claim", Type: "string", Required: true},
+		{Name: "experiment", Type: "string", Required: true},
+		{Name: "output", Type: "string", Required: true, Description: "one of the run's declared outputs"},
+		{Name: "sufficient", Type: "boolean", Required: true, Description: "offered as sufficient under the latest contract"},
+		{Name: "note", Type: "string"},
+	}, Scientific: true, handler: handler((*Lab).Link)},
+	{Name: "close", Description: "Structured and frontier: close an open claim (never as supported) through the gate.", Params: []Param{
+		{Name: "claim", Type: "string", Required: true},
+		{Name: "status", Type: "string", Required: true, Enum: []string{"falsified", "weakened", "superseded", "unresolved", "instrument_limited", "supported"}, Description: "supported is refused: only an accepted support adjudication sets it"},
+		{Name: "reason", Type: "string", Required: true, Description: "at least 8 characters"},
+		{Name: "contract_version", Type: "integer", Description: "the decisive version (the latest)"},
+	}, Scientific: true, handler: handler((*Lab).CloseClaim)},
 }
 
 func expStatusNames() []string {
@@ -152,6 +221,23 @@ func findCall(name string) (CallSpec, bool) {
 		return CallSpec{}, false
 	}
 	return labCalls[i], true
+}
+
+// CallsFor returns the calls an agent of a study in mode sees: minimal
+// leaves out the calls of the scientific modes.
+func CallsFor(mode string) []CallSpec {
+	scientific := slices.Contains(ScientificModes, mode)
+	return slices.DeleteFunc(Calls(), func(c CallSpec) bool { return c.Scientific && !scientific })
+}
+
+// CallNamesFor lists the names of CallsFor(mode).
+func CallNamesFor(mode string) []string {
+	calls := CallsFor(mode)
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return names
 }
 
 // CallNames lists the lab calls in protocol order.

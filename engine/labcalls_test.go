@@ -16,6 +16,7 @@ var schemaKinds = map[string][]reflect.Kind{
 	"integer": {reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64},
 	"number":  {reflect.Float32, reflect.Float64},
 	"boolean": {reflect.Bool},
+	"scalar":  {reflect.Struct}, // engine.Scalar
 }
 
 // paramMismatches compares a call's params with the JSON fields of its
@@ -76,7 +77,7 @@ func typeMismatches(where string, p Param, f reflect.Type) []string {
 		if f.Kind() != reflect.Slice {
 			return []string{fmt.Sprintf("%s: array param, %s field", where, f)}
 		}
-		return typeMismatches(where+"[]", Param{Type: p.Items, Items: "string"}, f.Elem())
+		return typeMismatches(where+"[]", Param{Type: p.Items, Items: "string", Properties: p.Properties}, f.Elem())
 	}
 	kinds, ok := schemaKinds[p.Type]
 	if !ok {
@@ -233,6 +234,15 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 			}
 		}},
 	}
+	covered := runDispatchSteps(t, lab, steps)
+	covered = append(covered, ledgerDispatch(t)...)
+	if names := CallNames(); !sameSet(covered, names) {
+		t.Errorf("steps cover %v, the table has %v: add a step for a new call", covered, names)
+	}
+}
+
+func runDispatchSteps(t *testing.T, lab *Lab, steps []dispatchStep) []string {
+	t.Helper()
 	covered := []string{}
 	for _, st := range steps {
 		got, err := lab.Call(context.Background(), st.call, []byte(st.args()))
@@ -242,9 +252,41 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 		st.check(t, got)
 		covered = append(covered, st.call)
 	}
-	if names := CallNames(); !sameSet(covered, names) {
-		t.Errorf("steps cover %v, the table has %v: add a step for a new call", covered, names)
-	}
+	return covered
+}
+
+// ledgerDispatch runs the calls of the scientific modes on a structured
+// study and returns their names.
+func ledgerDispatch(t *testing.T) []string {
+	_, _, lab := newScientificStudy(t, "structured")
+	wb := mustCall[Receipt](t, lab, "run", `{"source":"orbit.py","outputs":["r.json"],"stage":"workbench","claim":"root"}`)
+	finishRun(t, lab, wb.ID, ExpSucceeded, map[string]string{"r.json": `{"planets":[{"ok":true}]}`})
+	return runDispatchSteps(t, lab, []dispatchStep{
+		{"claim", func() string {
+			return `{"statement":"the integrator is accurate","kind":"instrument","relation":"instrument_of","rationale":"trust the tool"}`
+		}, func(t *testing.T, got any) {
+			if c := as[Claim](t, got); c.Kind != KindInstrument || c.Relation != RelInstrumentOf {
+				t.Fatalf("claim gave %+v", c)
+			}
+		}},
+		{"contract", func() string { return contractArgs("root", "") }, func(t *testing.T, got any) {
+			if r := as[ContractResult](t, got); r.Claim != RootClaim || r.Version != 1 {
+				t.Fatalf("contract gave %+v", r)
+			}
+		}},
+		{"link", func() string {
+			return `{"claim":"root","experiment":"` + wb.ID + `","output":"r.json","sufficient":true}`
+		}, func(t *testing.T, got any) {
+			if k := as[Link](t, got); k.Counts || k.ContractVersion != 1 || len(k.Reasons) == 0 {
+				t.Fatalf("link gave %+v", k)
+			}
+		}},
+		{"close", func() string { return `{"claim":"root","status":"weakened","reason":"says too much"}` }, func(t *testing.T, got any) {
+			if c := as[Claim](t, got); c.Status != string(LedgerWeakened) {
+				t.Fatalf("close gave %+v", c)
+			}
+		}},
+	})
 }
 
 func as[T any](t *testing.T, got any) T {
@@ -323,7 +365,15 @@ func TestWorkerGuideListsEveryCall(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatalf("guide names no calls:\n%s", b.String())
 	}
-	if got := strings.Split(list, ", "); !slices.Equal(got, CallNames()) {
-		t.Errorf("guide lists %v, want CallNames() %v", got, CallNames())
+	if got := strings.Split(list, ", "); !slices.Equal(got, CallNamesFor("minimal")) {
+		t.Errorf("guide lists %v, want CallNamesFor(minimal) %v", got, CallNamesFor("minimal"))
+	}
+	for _, c := range Calls() {
+		if shown := slices.Contains(CallNamesFor("minimal"), c.Name); shown == c.Scientific {
+			t.Errorf("%s: scientific %v, listed in minimal %v", c.Name, c.Scientific, shown)
+		}
+		if !slices.Contains(CallNamesFor("structured"), c.Name) || !slices.Contains(CallNamesFor("frontier"), c.Name) {
+			t.Errorf("%s is not listed in the scientific modes", c.Name)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,12 +33,20 @@ type RunArgs struct {
 	Stage      string     `json:"stage"`
 	Purpose    string     `json:"purpose"`
 	Commitment string     `json:"commitment"`
+	Claim      string     `json:"claim"`
 	Resources  *Resources `json:"resources"`
 }
 
 // Run queues an experiment and returns its receipt; the same request returns
 // the same receipt.
 func (l *Lab) Run(ctx context.Context, a RunArgs) (Receipt, error) {
+	k, err := l.loadContract(ctx)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if err := checkRunMode(k.Mode, a); err != nil {
+		return Receipt{}, err
+	}
 	r, err := l.prepareRun(a)
 	if err != nil {
 		return Receipt{}, err
@@ -52,6 +61,11 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (Receipt, error) {
 		}
 		if r.Commitment != "" {
 			if _, err := getClaim(tx, r.Commitment); err != nil {
+				return err
+			}
+		}
+		if slices.Contains(ScientificModes, k.Mode) {
+			if r.OpSeq, err = l.runGate(tx, r); err != nil {
 				return err
 			}
 		}
@@ -107,16 +121,13 @@ func (l *Lab) checkCapability(a RunArgs) (string, error) {
 	case a.Source != "":
 		return "", fmt.Errorf("run takes source or capability, not both: %w", ErrLab)
 	}
-	if l.contract == nil {
-		k, err := LoadContract(context.Background(), l.S)
-		if err != nil {
-			return "", err
-		}
-		l.contract = &k
+	k, err := l.loadContract(context.Background())
+	if err != nil {
+		return "", err
 	}
-	sum, ok := l.contract.CapabilityHashes[a.Capability]
+	sum, ok := k.CapabilityHashes[a.Capability]
 	if !ok {
-		return "", fmt.Errorf("capability %q is not one of this study's (%v): %w", a.Capability, sortedKeys(l.contract.CapabilityHashes), ErrLab)
+		return "", fmt.Errorf("capability %q is not one of this study's (%v): %w", a.Capability, sortedKeys(k.CapabilityHashes), ErrLab)
 	}
 	return sum, nil
 }
@@ -136,10 +147,13 @@ func (l *Lab) newReceipt(a RunArgs, stage string, outputs []string, inputs map[s
 		"outputs": outputs, "capability": a.Capability, "capability_sha256": capSHA, "commitment": a.Commitment,
 		"key": a.Key, "stage": stage,
 	}
+	if a.Claim != "" { // only in the scientific modes; minimal identities stay as they were
+		identity["claim"] = a.Claim
+	}
 	id := shortHash("exp_", identity)
 	return Receipt{
 		ID: id, Status: ExpQueued, Machine: "local", Source: src, Args: args, Stage: stage,
-		Capability: a.Capability, CapabilitySHA256: capSHA, Purpose: a.Purpose, Commitment: a.Commitment, Key: a.Key, Timeout: timeout, Resources: res,
+		Capability: a.Capability, CapabilitySHA256: capSHA, Purpose: a.Purpose, Commitment: a.Commitment, Claim: a.Claim, Key: a.Key, Timeout: timeout, Resources: res,
 		Inputs: inputs, Outputs: outputs, Artifacts: map[string]sandbox.Artifact{},
 		MissingOutputs: []string{}, RejectedOutputs: []sandbox.Rejected{}, InputMutations: []string{},
 		ArtifactDir: l.C.ArtifactDir(id), CreatedAt: time.Now().UTC(),

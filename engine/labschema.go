@@ -12,8 +12,8 @@ import (
 // Param is one argument of a lab call.
 type Param struct {
 	Name        string
-	Type        string // string, integer, number, boolean, array, object
-	Items       string // element type of an array: string or array (of strings)
+	Type        string // string, integer, number, boolean, scalar (any of those or null), array, object
+	Items       string // element type of an array: string, array (of strings) or object (of Properties)
 	Enum        []string
 	Required    bool
 	Description string
@@ -28,6 +28,7 @@ type CallSpec struct {
 	Description string
 	Params      []Param
 	Wakes       bool // hands the executor work: wake the supervisor after it succeeds
+	Scientific  bool // only in the structured and frontier modes: minimal's guide and tools leave it out
 	handler     callHandler
 }
 
@@ -48,6 +49,9 @@ func objectSchema(params []Param) map[string]any {
 
 func paramSchema(p Param) map[string]any {
 	s := map[string]any{"type": p.Type}
+	if p.Type == "scalar" {
+		s["type"] = []string{"string", "number", "boolean", "null"}
+	}
 	if p.Description != "" {
 		s["description"] = p.Description
 	}
@@ -57,8 +61,11 @@ func paramSchema(p Param) map[string]any {
 	switch p.Type {
 	case "array":
 		item := map[string]any{"type": p.Items}
-		if p.Items == "array" {
+		switch p.Items {
+		case "array":
 			item["items"] = map[string]any{"type": "string"}
+		case "object":
+			item = objectSchema(p.Properties)
 		}
 		s["items"] = item
 	case "object":
@@ -152,6 +159,12 @@ func checkValue(call, name string, p Param, v any) error {
 		if _, ok := v.(bool); !ok {
 			return bad("true or false")
 		}
+	case "scalar":
+		switch v.(type) {
+		case nil, bool, string, json.Number:
+		default:
+			return bad("a string, number, boolean or null")
+		}
 	case "array":
 		return checkArray(call, name, p, v)
 	case "object":
@@ -168,7 +181,7 @@ func checkArray(call, name string, p Param, v any) error {
 		return fmt.Errorf("lab %s: argument %s must be an array: %w", call, name, ErrLab)
 	}
 	for i, item := range arr {
-		elem := Param{Type: p.Items, Items: "string"}
+		elem := Param{Type: p.Items, Items: "string", Properties: p.Properties}
 		if err := checkValue(call, fmt.Sprintf("%s[%d]", name, i), elem, item); err != nil {
 			return err
 		}

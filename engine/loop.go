@@ -150,7 +150,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 		Role: provider.RoleWorker, Number: st.Turn, Prompt: prompt, Dir: sv.c.Research(),
 		LogDir: filepath.Join(sv.c.Supervisor(), fmt.Sprintf("turn-%05d", st.Turn)),
 		Env:    sv.agentEnv(true), Timeout: sv.turnAllowance(), Cursor: st.WorkerCursor, Model: sv.k.Model,
-		Tools: LabTools(), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
+		Tools: LabTools(sv.k.Mode), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
 		MCPCommand: []string{sv.opt.SelfExe, "mcp", "--campaign", sv.c.Dir},
 	}
 	sv.setActivity(ctx, fmt.Sprintf("agent turn %d", st.Turn))

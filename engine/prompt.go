@@ -44,7 +44,7 @@ func (sv *Supervisor) writeGuide(b *strings.Builder) {
 		strings.TrimSpace(sv.hypothesis), strings.TrimSpace(sv.instructions))
 	b.WriteString(`# How to work
 - Your working folder is research/. Write programs there; run them only through the harness:
-  "$SIMJECTURE_BIN" lab CALL  with one JSON object on stdin. Calls: ` + strings.Join(CallNames(), ", ") + `.
+  "$SIMJECTURE_BIN" lab CALL  with one JSON object on stdin. Calls: ` + strings.Join(CallNamesFor(sv.k.Mode), ", ") + `.
 - lab run returns at once with status queued; end your turn and you will be resumed when experiments finish.
 - Only an independent reviewer can accept a claim: ask with lab review. A supported review needs a challenge.
 - The study completes when the root claim is supported, or falsified and a committed repair (lab commit) is supported.

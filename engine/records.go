@@ -45,7 +45,7 @@ func verifyRecords(ctx context.Context, c Campaign, s *store.Store) ([]string, e
 		if err != nil {
 			return err
 		}
-		for _, k := range []store.Kind{store.Experiments, store.Claims, store.Reviews} {
+		for _, k := range []store.Kind{store.Experiments, store.Claims, store.Reviews, store.Approvals} {
 			docs, err := tx.ListDocs(k)
 			if err != nil {
 				return err

@@ -223,6 +223,9 @@ func recordNewStudy(tx *store.Tx, k Contract, hypothesis string) error {
 		return err
 	}
 	root := Claim{ID: RootClaim, Statement: strings.TrimSpace(hypothesis), Status: ClaimOpen, CreatedAt: k.CreatedAt}
+	if slices.Contains(ScientificModes, k.Mode) {
+		root.Kind, root.Relation = KindScientific, RelRoot
+	}
 	if err := putClaim(tx, root); err != nil {
 		return err
 	}

@@ -9,9 +9,10 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// LabTools renders the lab calls as agent tools, from the one lab schema.
-func LabTools() []provider.Tool {
-	calls := Calls()
+// LabTools renders the lab calls of a study in mode as agent tools, from
+// the one lab schema.
+func LabTools(mode string) []provider.Tool {
+	calls := CallsFor(mode)
 	tools := make([]provider.Tool, 0, len(calls))
 	for _, c := range calls {
 		tools = append(tools, provider.Tool{Name: c.Name, Description: c.Description, Parameters: c.JSONSchema()})

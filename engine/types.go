@@ -81,6 +81,8 @@ type Receipt struct {
 	Stage            string                      `json:"stage"`
 	Purpose          string                      `json:"purpose,omitempty"`
 	Commitment       string                      `json:"commitment,omitempty"`
+	Claim            string                      `json:"claim,omitempty"`  // structured and frontier: the claim it serves
+	OpSeq            int64                       `json:"op_seq,omitempty"` // structured and frontier: the event log's head when queued
 	Key              string                      `json:"key,omitempty"`
 	Timeout          float64                     `json:"timeout"`
 	Resources        Resources                   `json:"resources"`
@@ -117,7 +119,8 @@ func (r Receipt) Finished() bool {
 	return true
 }
 
-// Claim is the root hypothesis or a committed repair.
+// Claim is the root hypothesis, a committed repair (minimal) or a claim
+// of the ledger (structured and frontier).
 type Claim struct {
 	ID         string     `json:"id"`
 	Statement  string     `json:"statement"`
@@ -128,6 +131,16 @@ type Claim struct {
 	Source     string     `json:"source,omitempty"`
 	Cases      [][]string `json:"cases,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
+
+	// The ledger of the structured and frontier modes (engine/ledger.go).
+	Kind            ClaimKind          `json:"kind,omitempty"`
+	Relation        Relation           `json:"relation,omitempty"`
+	Repair          *Repair            `json:"repair,omitempty"`
+	Contracts       []EvidenceContract `json:"contracts,omitempty"`
+	Links           []Link             `json:"links,omitempty"`
+	ClosedReason    string             `json:"closed_reason,omitempty"`
+	DecisiveVersion int                `json:"decisive_contract_version,omitempty"`
+	OpSeq           int64              `json:"op_seq,omitempty"`
 }
 
 // Challenge is the harder test a supported claim must survive.

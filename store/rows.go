@@ -15,6 +15,7 @@ const (
 	Experiments Kind = "experiments"
 	Claims      Kind = "claims"
 	Reviews     Kind = "reviews"
+	Approvals   Kind = "approvals" // contract-review decisions, by packet hash
 )
 
 func (k Kind) column() (string, error) {
@@ -25,6 +26,8 @@ func (k Kind) column() (string, error) {
 		return "claim_json", nil
 	case Reviews:
 		return "review_json", nil
+	case Approvals:
+		return "approval_json", nil
 	}
 	return "", fmt.Errorf("unknown document kind %q", k)
 }

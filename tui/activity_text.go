@@ -74,6 +74,22 @@ var sentences = map[engine.EventType]sentence{
 	engine.EvClaimStatus: says(func(p engine.ClaimStatusPayload) string {
 		return fmt.Sprintf("claim %s is now %s", ref(p.Claim), p.Status)
 	}),
+	engine.EvClaimRegistered: says(func(p engine.ClaimRegisteredPayload) string {
+		return fmt.Sprintf("%s claim %s registered (%s %s): %s", p.Kind, ref(p.Claim), p.Relation, ref(p.Parent), oneLine(p.Statement))
+	}),
+	engine.EvContractRegistered: says(func(p engine.ContractRegisteredPayload) string {
+		return fmt.Sprintf("contract v%d of %s registered (%s)", p.Version, ref(p.Claim), p.Purpose)
+	}),
+	engine.EvEvidenceLinked: says(func(p engine.EvidenceLinkedPayload) string {
+		counts := "does not count"
+		if p.Counts {
+			counts = "counts"
+		}
+		return fmt.Sprintf("%s linked to %s under contract v%d: %s", ref(p.Experiment), ref(p.Claim), p.ContractVersion, counts)
+	}),
+	engine.EvClaimClosed: says(func(p engine.ClaimClosedPayload) string {
+		return fmt.Sprintf("claim %s closed as %s: %s", ref(p.Claim), p.Status, oneLine(p.Reason))
+	}),
 	engine.EvReviewQueued: says(func(p engine.ReviewQueuedPayload) string {
 		return fmt.Sprintf("review of %s asked: %s", ref(p.Claim), p.Disposition)
 	}),
