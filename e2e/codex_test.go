@@ -342,8 +342,8 @@ func TestMCPServerOverStdio(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, " "); got != "cancel commit note review review_status run status" {
-		t.Errorf("tools %q, want the seven lab calls", got)
+	if got := strings.Join(names, " "); got != "brief cancel commit note notes review review_status run status" {
+		t.Errorf("tools %q, want the lab calls of a minimal study", got)
 	}
 	note := callTool(t, ctx, cs, "note", `{"statement":"hello over MCP"}`)
 	if note.IsError || !strings.Contains(toolText(note), `"ok":true`) {
