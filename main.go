@@ -65,6 +65,7 @@ func commands() []command {
 		{"resume", "resume a study with its frozen contract", cmdResume},
 		{"pause", "ask the supervisor of a study to pause", cmdControl("pause")},
 		{"cancel", "ask the supervisor of a study to cancel", cmdControl("cancel")},
+		{"steer", "queue advisory guidance for a study's next worker turn", cmdSteer},
 		{"status", "print one snapshot of a study", cmdStatus},
 		{"watch", "follow a study's events until it stops", cmdWatch},
 		{"verify", "re-hash every input and artifact and check the event chain", cmdVerify},

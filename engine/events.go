@@ -47,6 +47,8 @@ const (
 	EvContractRegistered         EventType = "contract_registered"
 	EvEvidenceLinked             EventType = "evidence_linked"
 	EvClaimClosed                EventType = "claim_closed"
+	EvSteeringQueued             EventType = "steering_queued"
+	EvSteeringDelivered          EventType = "steering_delivered"
 )
 
 // EventTypes lists every event type, in the order of the constants above
@@ -59,6 +61,7 @@ func EventTypes() []EventType {
 		EvReviewFailed, EvNoteAdded, EvControlRequested, EvHarnessError, EvProviderReconnectScheduled,
 		EvProviderReconnected, EvProviderNeedsAttention, EvUsage, EvRecord,
 		EvClaimRegistered, EvContractRegistered, EvEvidenceLinked, EvClaimClosed,
+		EvSteeringQueued, EvSteeringDelivered,
 	}
 }
 
@@ -299,3 +302,19 @@ func (ClaimRegisteredPayload) eventType() EventType            { return EvClaimR
 func (ContractRegisteredPayload) eventType() EventType         { return EvContractRegistered }
 func (EvidenceLinkedPayload) eventType() EventType             { return EvEvidenceLinked }
 func (ClaimClosedPayload) eventType() EventType                { return EvClaimClosed }
+
+// SteeringQueuedPayload is a message of operator guidance, queued.
+type SteeringQueuedPayload struct {
+	Chars      int    `json:"chars"`
+	ID         string `json:"id"`
+	RequestKey string `json:"request_key,omitempty"`
+}
+
+// SteeringDeliveredPayload is the guidance a worker prompt carried first.
+type SteeringDeliveredPayload struct {
+	IDs  []string `json:"ids"`
+	Turn int      `json:"turn"`
+}
+
+func (SteeringQueuedPayload) eventType() EventType    { return EvSteeringQueued }
+func (SteeringDeliveredPayload) eventType() EventType { return EvSteeringDelivered }

@@ -27,7 +27,7 @@ var allPayloads = []payload{
 	ReviewFailedPayload{}, NoteAddedPayload{}, ControlRequestedPayload{}, HarnessErrorPayload{},
 	ProviderReconnectScheduledPayload{}, ProviderReconnectedPayload{}, ProviderNeedsAttentionPayload{},
 	UsagePayload{}, RecordPayload{}, ClaimRegisteredPayload{}, ContractRegisteredPayload{},
-	EvidenceLinkedPayload{}, ClaimClosedPayload{},
+	EvidenceLinkedPayload{}, ClaimClosedPayload{}, SteeringQueuedPayload{}, SteeringDeliveredPayload{},
 }
 
 // eventSource is what the package's non-test files say about events.

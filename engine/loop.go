@@ -138,7 +138,7 @@ func (sv *Supervisor) turnAllowance() time.Duration {
 
 // workerTurn runs one worker turn and handles its outcome.
 func (sv *Supervisor) workerTurn(ctx context.Context) Status {
-	st, before, err := sv.turnStart(ctx)
+	st, before, steer, err := sv.turnStart(ctx)
 	if err != nil {
 		return sv.harnessError(ctx, storeError("start a turn", err))
 	}
@@ -146,6 +146,11 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	if err != nil {
 		return sv.harnessError(ctx, storeError("read the news for the turn's prompt", err))
 	}
+	guidance, err := steeringText(steer)
+	if err != nil {
+		return sv.harnessError(ctx, err)
+	}
+	prompt += guidance
 	turn := provider.Turn{
 		Role: provider.RoleWorker, Number: st.Turn, Prompt: prompt, Dir: sv.c.Research(),
 		LogDir: filepath.Join(sv.c.Supervisor(), fmt.Sprintf("turn-%05d", st.Turn)),
@@ -178,21 +183,26 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	return sv.afterTurn(ctx, before)
 }
 
-// turnStart numbers the turn and counts the records before it.
-func (sv *Supervisor) turnStart(ctx context.Context) (SupervisorState, int, error) {
+// turnStart numbers the turn, counts the records before it and takes the
+// operator guidance its prompt carries (stamping the new ones delivered).
+func (sv *Supervisor) turnStart(ctx context.Context) (SupervisorState, int, []PromptSteering, error) {
 	var st SupervisorState
 	var records int
+	var steer []PromptSteering
 	err := sv.update(ctx, func(tx *store.Tx, s *SupervisorState) error {
 		s.Turn++
 		st = *s
 		var err error
-		records, err = countRecords(tx)
-		if err != nil {
+		if records, err = countRecords(tx); err != nil {
 			return err
 		}
-		return appendEvent(tx, TurnStartedPayload{Turn: s.Turn, Role: provider.RoleWorker})
+		if err := appendEvent(tx, TurnStartedPayload{Turn: s.Turn, Role: provider.RoleWorker}); err != nil {
+			return err
+		}
+		steer, err = deliverSteering(tx, s.Turn, time.Now())
+		return err
 	})
-	return st, records, err
+	return st, records, steer, err
 }
 
 func countRecords(tx *store.Tx) (int, error) {

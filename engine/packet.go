@@ -26,6 +26,10 @@ func (sv *Supervisor) buildPacket(ctx context.Context, r Review, claims map[stri
 		a = parent
 	}
 	err := sv.s.Read(ctx, func(tx *store.Tx) error {
+		var err error
+		if p.Steering, err = listSteering(tx); err != nil {
+			return err
+		}
 		for _, id := range r.Experiments {
 			rec, err := getReceipt(tx, id)
 			if err != nil {

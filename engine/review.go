@@ -32,6 +32,7 @@ type Packet struct {
 	Parent       []ParentClaim  `json:"parent"`
 	Experiments  []Receipt      `json:"experiments"`
 	Excluded     []ExcludedExp  `json:"excluded_experiments"`
+	Steering     []Steering     `json:"steering"` // operator guidance, advisory (SteeringAuthority)
 	Verdict      map[string]any `json:"verdict_schema"`
 }
 

@@ -51,6 +51,9 @@ func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
 	if err := readRecords(tx, &snap, window); err != nil {
 		return snap, err
 	}
+	if snap.Steering, err = listSteering(tx); err != nil {
+		return snap, err
+	}
 	if window < 0 {
 		snap.Notes, err = listNotes(tx)
 	}

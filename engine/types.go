@@ -264,6 +264,7 @@ type Snapshot struct {
 	Claims           []Claim           `json:"claims"`
 	Reviews          []Review          `json:"reviews"`
 	Notes            []Note            `json:"notes"`
+	Steering         []Steering        `json:"steering"` // operator guidance, oldest first (at most 64)
 	LastError        string            `json:"last_error,omitempty"`
 	RecordProtection string            `json:"record_protection"`
 }

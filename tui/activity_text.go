@@ -100,6 +100,12 @@ var sentences = map[engine.EventType]sentence{
 		return fmt.Sprintf("review %s failed (attempt %d): %s", ref(p.Review), p.Attempt, oneLine(p.Error))
 	}),
 	engine.EvNoteAdded: says(func(p engine.NoteAddedPayload) string { return "note: " + oneLine(p.Statement) }),
+	engine.EvSteeringQueued: says(func(p engine.SteeringQueuedPayload) string {
+		return fmt.Sprintf("operator guidance %s queued (%d characters, advisory)", ref(p.ID), p.Chars)
+	}),
+	engine.EvSteeringDelivered: says(func(p engine.SteeringDeliveredPayload) string {
+		return fmt.Sprintf("turn %d's prompt carries operator guidance %s", p.Turn, strings.Join(p.IDs, ", "))
+	}),
 	engine.EvControlRequested: says(func(p engine.ControlRequestedPayload) string {
 		return "the operator asked to " + string(p.Command)
 	}),

@@ -20,6 +20,11 @@ operator's instructions of the form "e2e-KEY: VALUE":
   e2e-seconds: S       how long the sleeper sleeps
   e2e-ignore-term: yes the sleeper (or, in slowturn, the agent) ignores
                        SIGTERM
+  e2e-save-prompt: yes the worker saves each turn's prompt to
+                       research/prompt-TURN.txt and the reviewer its packet
+                       to packet.json in its folder
+  e2e-pause-turns: N   the worker pauses the study in its first N turns
+                       (after saving the prompt), doing nothing else
 
 Anything unexpected makes the agent leave a note and pause the study, so a
 test fails fast instead of waiting for the deadline.
@@ -194,12 +199,18 @@ def worker_busy(snap, cfg):
 
 
 def worker():
-    sys.stdin.read()
+    prompt = sys.stdin.read()
     study = os.environ["SIMJECTURE_STUDY"]
     with open(os.path.join(study, "operator", "instructions.txt")) as f:
         cfg = settings(f.read())
-    mode = cfg.get("mode", "")
-    log("worker turn %s, mode %s, cwd %s" % (os.environ.get("SIMJECTURE_TURN"), mode, os.getcwd()))
+    mode, turn = cfg.get("mode", ""), os.environ.get("SIMJECTURE_TURN", "0")
+    log("worker turn %s, mode %s, cwd %s" % (turn, mode, os.getcwd()))
+    if cfg.get("save-prompt") == "yes":
+        write("prompt-%s.txt" % turn, prompt)
+    if int(turn) <= int(cfg.get("pause-turns", "0")):
+        subprocess.run([os.environ["SIMJECTURE_BIN"], "pause", "--campaign", study],
+                       stdout=sys.stderr, stderr=sys.stderr, check=True)
+        return
     if mode == "selfpause":
         subprocess.run([os.environ["SIMJECTURE_BIN"], "pause", "--campaign", study],
                        stdout=sys.stderr, stderr=sys.stderr, check=True)
@@ -249,7 +260,10 @@ def check_artifacts(exp, mode):
 
 def reviewer():
     packet = json.load(sys.stdin)
-    mode = settings(packet.get("instructions")).get("mode", "")
+    cfg = settings(packet.get("instructions"))
+    mode = cfg.get("mode", "")
+    if cfg.get("save-prompt") == "yes":
+        write("packet.json", json.dumps(packet))
     log("reviewing %s as %s in %s" % (packet.get("claim_id"), packet.get("disposition"), os.getcwd()))
     gaps = []
     exps = packet.get("experiments") or []
