@@ -75,25 +75,8 @@ func (m dashModel) experimentTitle(n int) string {
 	return title
 }
 
-// claimExperiments is how many experiments stand behind claim id: those
-// committed to it (of the experiments the dashboard holds) and those its
-// reviews cite (every one, however old).
-func (m dashModel) claimExperiments(id string) int {
-	seen := map[string]bool{}
-	for _, e := range m.state.Snapshot.Experiments {
-		if e.Commitment == id {
-			seen[e.ID] = true
-		}
-	}
-	for _, r := range m.state.Snapshot.Reviews {
-		if r.Claim == id {
-			for _, x := range r.Experiments {
-				seen[x] = true
-			}
-		}
-	}
-	return len(seen)
-}
+// claimExperiments is how many experiments stand behind claim id.
+func (m dashModel) claimExperiments(id string) int { return len(m.claimExperimentIDs(id)) }
 
 // claimVerdict is the short verdict of claim id: its newest resolved
 // review's `falsified (approved)`, else a pending review's disposition.
