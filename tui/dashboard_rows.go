@@ -253,19 +253,6 @@ func shortBackend(b string) string {
 	return b
 }
 
-// reviewRows lists the reviews and their verdicts.
-func (m dashModel) reviewRows() []string {
-	var out []string
-	for _, r := range m.state.Snapshot.Reviews {
-		verdict := "pending"
-		if r.Verdict != nil {
-			verdict = r.Verdict.Decision + " " + r.Verdict.Disposition
-		}
-		out = append(out, fmt.Sprintf("%s %s → %s: %s", shortID(r.ID), shortID(r.Claim), r.Disposition, verdict))
-	}
-	return out
-}
-
 // eventRows is the event log, newest first.
 func (m dashModel) eventRows() []string {
 	out := make([]string, 0, len(m.events))

@@ -139,7 +139,7 @@ func (m dashModel) panes(w, h int) []string {
 	narrow := w < 70
 	study, claims := m.studyLines(lw-2), m.claimRows(rw)
 	exps, procs := m.experimentRows(narrow), m.procRows(w)
-	reviews, events := m.reviewRows(), m.eventRows()
+	reviews, events := m.reviewRows(lw), m.eventRows()
 	hs := bandHeights(h, []int{
 		1 + max(len(study), len(claims)), 2 + max(1, len(exps)), 2 + max(1, len(procs)), 1 + max(len(reviews), len(events), 1),
 	})

@@ -23,7 +23,7 @@ func (m dashModel) paneRows(p pane) []string {
 	case paneProcesses:
 		return m.procRows(m.mainWidth())
 	case paneReviews:
-		return m.reviewRows()
+		return m.reviewRows(m.mainWidth() / 2)
 	case paneEvents:
 		return m.eventRows()
 	}

@@ -115,7 +115,10 @@ func (m dashModel) experimentDetail(e engine.Receipt, w int) []string {
 		kv("purpose", e.Purpose)
 	}
 	if e.Commitment != "" {
-		kv("commitment", e.Commitment)
+		kv("claim", m.claimLabel(e.Commitment))
+	}
+	for _, r := range m.citingReviews(e.ID) {
+		kv("cited by", m.reviewLabel(r))
 	}
 	kv("wall time", m.wallDetail(e))
 	if e.PeakRSSBytes != nil {
@@ -175,6 +178,7 @@ func (m dashModel) claimDetail(c engine.Claim, w int) []string {
 	}
 	kv("acceptance", c.Acceptance)
 	kv("rationale", c.Rationale)
+	out = append(out, m.claimExperimentLines(c.ID, w)...)
 	for _, r := range m.state.Snapshot.Reviews {
 		if r.Claim != c.ID {
 			continue

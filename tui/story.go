@@ -75,25 +75,8 @@ func (m dashModel) experimentTitle(n int) string {
 	return title
 }
 
-// claimExperiments is how many experiments stand behind claim id: those
-// committed to it (of the experiments the dashboard holds) and those its
-// reviews cite (every one, however old).
-func (m dashModel) claimExperiments(id string) int {
-	seen := map[string]bool{}
-	for _, e := range m.state.Snapshot.Experiments {
-		if e.Commitment == id {
-			seen[e.ID] = true
-		}
-	}
-	for _, r := range m.state.Snapshot.Reviews {
-		if r.Claim == id {
-			for _, x := range r.Experiments {
-				seen[x] = true
-			}
-		}
-	}
-	return len(seen)
-}
+// claimExperiments is how many experiments stand behind claim id.
+func (m dashModel) claimExperiments(id string) int { return len(m.claimExperimentIDs(id)) }
 
 // claimVerdict is the short verdict of claim id: its newest resolved
 // review's `falsified (approved)`, else a pending review's disposition.
@@ -115,37 +98,52 @@ func (m dashModel) claimVerdict(id string) string {
 
 // claimRows is the claim tree: marker, id, statement, then the number of
 // experiments behind the claim and its short verdict, aligned at the right
-// of w.
+// of w. Every row has the same columns (a row with no verdict keeps its
+// blank), so the counts line up.
 func (m dashModel) claimRows(w int) []string {
 	nodes := m.orderedClaims()
-	counts, verdicts := make([]string, len(nodes)), make([]string, len(nodes))
-	cw, vw := 0, 0
-	for i, n := range nodes {
-		counts[i] = fmt.Sprintf("%d exp", m.claimExperiments(n.claim.ID))
-		verdicts[i] = m.claimVerdict(n.claim.ID)
-		cw, vw = max(cw, len(counts[i])), max(vw, ansi.StringWidth(verdicts[i]))
-	}
-	out := make([]string, 0, len(nodes))
+	lefts, counts, verdicts := make([]string, len(nodes)), make([]string, len(nodes)), make([]string, len(nodes))
+	cw, vw, lmin, lmax := 0, 0, w, 0
 	for i, n := range nodes {
 		c := n.claim
 		mark := m.statusStyle(c.Status).Render(claimMarker(c.Status))
-		left := fmt.Sprintf("%s%s %s  ", strings.Repeat("  ", n.depth), mark, shortID(c.ID))
-		out = append(out, left+claimTail(oneLine(c.Statement), w-2-ansi.StringWidth(left),
-			fmt.Sprintf("  %*s", cw, counts[i]), "  "+fit(verdicts[i], vw)))
+		lefts[i] = fmt.Sprintf("%s%s %s  ", strings.Repeat("  ", n.depth), mark, shortID(c.ID))
+		counts[i] = fmt.Sprintf("%d exp", m.claimExperiments(c.ID))
+		verdicts[i] = m.claimVerdict(c.ID)
+		cw, vw = max(cw, len(counts[i])), max(vw, ansi.StringWidth(verdicts[i]))
+		lmin, lmax = min(lmin, ansi.StringWidth(lefts[i])), max(lmax, ansi.StringWidth(lefts[i]))
+	}
+	cols := claimCols(w-2-lmin, w-2-lmax, cw, vw)
+	out := make([]string, 0, len(nodes))
+	for i, n := range nodes {
+		right := ""
+		if cols > 0 {
+			right = fmt.Sprintf("  %*s", cw, counts[i])
+		}
+		if cols > 1 && vw > 0 {
+			right += "  " + fit(verdicts[i], vw)
+		}
+		room := w - 2 - ansi.StringWidth(lefts[i]) - ansi.StringWidth(right)
+		out = append(out, lefts[i]+fit(oneLine(n.claim.Statement), room)+right)
 	}
 	return out
 }
 
-// claimTail is a claim's statement in w cells, followed by as many of its
-// count and verdict columns as leave the statement 8 cells: too narrow, the
-// verdict goes first, then the count.
-func claimTail(statement string, w int, count, verdict string) string {
-	for _, right := range []string{count + verdict, count} {
-		if room := w - ansi.StringWidth(right); room >= 8 {
-			return fit(statement, room) + right
+// claimCols is how many of the count and verdict columns (cw and vw wide)
+// the claim rows show when the statements have between deep and shallow
+// cells: as many as leave the shallowest row's statement 8 cells and the
+// deepest's 2. Too narrow, the verdict goes first, then the count.
+func claimCols(shallow, deep, cw, vw int) int {
+	right := []int{0, 2 + cw, 2 + cw}
+	if vw > 0 {
+		right[2] += 2 + vw
+	}
+	for cols := 2; cols > 0; cols-- {
+		if shallow-right[cols] >= 8 && deep-right[cols] >= 2 {
+			return cols
 		}
 	}
-	return statement
+	return 0
 }
 
 // storyCols are the Experiments pane's CLAIM and PURPOSE columns.
