@@ -23,6 +23,8 @@ var fieldFlags = map[engine.Field]struct{ name, arg string }{
 	engine.FieldTurnSeconds:      {"turn-seconds", ""},
 	engine.FieldExecutionBackend: {"execution-backend", ""},
 	engine.FieldCapabilities:     {"capabilities", ""},
+	engine.FieldContinueFrom:     {"continue-from", " DIR"},
+	engine.FieldInheritFile:      {"inherit-file", " REL"},
 }
 
 // backendHelp is the --backend flag's help, from the agent backend table.

@@ -44,6 +44,8 @@ func newStudyFlags(io stdio) *studyFlags {
 	fs.StringVar(&r.CompletionPolicy, "completion-policy", "repair", "repair or answer")
 	fs.Int64Var(&r.WallSeconds, "wall-seconds", 3600, "absolute study budget in seconds")
 	fs.Int64Var(&r.TurnSeconds, "turn-seconds", 600, "allowance of one agent turn")
+	fs.StringVar(&r.ContinueFrom, "continue-from", "", "a new study continuing the study in this folder (read-only)")
+	fs.StringArrayVar(&r.InheritFiles, "inherit-file", nil, "with --continue-from: a file of the parent's research/ to inherit (repeatable)")
 	fs.BoolVar(&f.batch, "batch", false, "run headless")
 	fs.BoolVar(&f.jsonl, "jsonl", false, "with --batch: one JSON event per line on stdout")
 	return f
@@ -156,6 +158,9 @@ func isFolder(p string) error {
 // checkResumeFlags refuses any given flag (on the command line or through
 // its variable) that differs from the frozen contract, naming the field.
 func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) error {
+	if f.fs.Changed("continue-from") || f.fs.Changed("inherit-file") {
+		return fmt.Errorf("--continue-from starts a new study, and %s already holds one; choose a new folder: %w", c.Dir, engine.ErrInvalid)
+	}
 	s, err := c.Open(ctx)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // study cannot both write it, and the one that loses writes nothing. On
 // failure only what this process wrote is removed, and the folder only if
 // this process made it.
-func createLocked(ctx context.Context, c Campaign, k Contract, hyp, ins []byte) (*Lock, error) {
+func createLocked(ctx context.Context, c Campaign, ns newStudy) (*Lock, error) {
 	made, err := makeCampaignDir(c.Dir)
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func createLocked(ctx context.Context, c Campaign, k Contract, hyp, ins []byte) 
 		_ = lock.Release()
 		return nil, err
 	}
-	if err := writeNewStudy(ctx, c, k, hyp, ins); err != nil {
+	if err := writeNewStudy(ctx, c, ns); err != nil {
 		undoCreate(c, lock, made)
 		return nil, err
 	}

@@ -15,13 +15,15 @@ const (
 	FieldTurnSeconds      Field = "turn seconds"
 	FieldExecutionBackend Field = "execution backend"
 	FieldCapabilities     Field = "capabilities folder"
+	FieldContinueFrom     Field = "parent study"
+	FieldInheritFile      Field = "inherited file"
 )
 
 // StudyFields lists the request fields every study has, for front ends
 // that render them (a test holds the CLI's flags to it).
 func StudyFields() []Field {
 	return []Field{FieldCampaign, FieldHypothesisFile, FieldInstructionsFile, FieldMode, FieldCompletionPolicy,
-		FieldWallSeconds, FieldTurnSeconds, FieldExecutionBackend, FieldCapabilities}
+		FieldWallSeconds, FieldTurnSeconds, FieldExecutionBackend, FieldCapabilities, FieldContinueFrom, FieldInheritFile}
 }
 
 // missingField is a FieldError for a study field left empty.

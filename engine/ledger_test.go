@@ -30,12 +30,12 @@ func newScientificStudy(t testing.TB, mode string) (Campaign, *store.Store, *Lab
 		CompletionPolicy: "repair", WallSeconds: 600, TurnSeconds: 60}
 	ctx := context.Background()
 	c := Campaign{Dir: filepath.Join(dir, "campaign")}
-	k, hyp, ins, err := newContract(ctx, c, req, fakeProbe)
+	ns, err := newContract(ctx, c, req, fakeProbe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.Mode = mode
-	lock, err := createLocked(ctx, c, k, hyp.text, ins.text)
+	ns.k.Mode = mode
+	lock, err := createLocked(ctx, c, ns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState) (str
 		}
 		return writeBrief(&b, tx)
 	})
+	b.WriteString(ContinuationPointer(sv.k))
 	if st.IdleStreak >= 2 {
 		b.WriteString("\nRECOVERY: your last turns recorded nothing new. Read `lab status`, pick the single next " +
 			"experiment, review or commitment that moves the study toward completion, record it, and end the turn.\n")

@@ -38,6 +38,8 @@ type Request struct {
 	CompletionPolicy string
 	WallSeconds      int64
 	TurnSeconds      int64
+	ContinueFrom     string   // a new study continuing the study in this folder (contract section 14)
+	InheritFiles     []string // with ContinueFrom: files relative to the parent's research/
 }
 
 // Prober resolves an execution backend request ("auto" included).
@@ -119,46 +121,86 @@ func CreateStudy(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 // supervisor (OpenStudyLocked): no other process can take the new study
 // over between its creation and its supervision.
 func CreateStudyLocked(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, *Lock, error) {
-	k, hyp, ins, err := newContract(ctx, c, r, probe)
+	ns, err := newContract(ctx, c, r, probe)
 	if err != nil {
 		return Contract{}, nil, err
 	}
-	lock, err := createLocked(ctx, c, k, hyp.text, ins.text)
+	lock, err := createLocked(ctx, c, ns)
 	if err != nil {
 		return Contract{}, nil, err
 	}
-	return k, lock, nil
+	return ns.k, lock, nil
+}
+
+// newStudy is what creating a study writes: the contract, the operator's
+// two files and, for a continuation, the parent's snapshot.
+type newStudy struct {
+	k        Contract
+	hyp, ins operatorFile
+	cont     *contSnapshot
 }
 
 // newContract validates the request and probes its backend, writing
-// nothing; it returns the contract and the operator's two files.
-func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (Contract, operatorFile, operatorFile, error) {
-	var hyp, ins operatorFile
+// nothing; a continuation reads its parent (never writing it).
+func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (newStudy, error) {
+	var ns newStudy
 	if err := checkNewCampaign(c); err != nil {
-		return Contract{}, hyp, ins, err
+		return ns, err
 	}
-	hyp, err := readOperatorFile("hypothesis", FieldHypothesisFile, r.HypothesisFile)
+	parent, err := loadParent(ctx, c, r)
 	if err != nil {
-		return Contract{}, hyp, ins, err
+		return ns, err
 	}
-	if ins, err = readOperatorFile("instructions", FieldInstructionsFile, r.InstructionsFile); err != nil {
-		return Contract{}, hyp, ins, err
+	if ns.hyp, err = readHypothesis(r, parent); err != nil {
+		return ns, err
+	}
+	if ns.ins, err = readOperatorFile("instructions", FieldInstructionsFile, r.InstructionsFile); err != nil {
+		return ns, err
+	}
+	if parent != nil && r.Capabilities == "" {
+		r.Capabilities = parent.k.Capabilities
 	}
 	if err := validateRequest(&r); err != nil {
-		return Contract{}, hyp, ins, err
+		return ns, err
 	}
+	if ns.k, err = contractFor(ctx, c, r, ns.hyp, ns.ins, probe); err != nil {
+		return ns, err
+	}
+	if parent != nil {
+		cs, err := buildSnapshot(parent, r.InheritFiles)
+		if err != nil {
+			return ns, err
+		}
+		ns.cont, ns.k.Continuation = &cs, &cs.desc
+	}
+	return ns, nil
+}
+
+// readHypothesis is the operator's hypothesis file, or a continuation's
+// parent's hypothesis when none is given.
+func readHypothesis(r Request, parent *parentStudy) (operatorFile, error) {
+	if parent != nil && r.HypothesisFile == "" {
+		return parent.hyp, nil
+	}
+	return readOperatorFile("hypothesis", FieldHypothesisFile, r.HypothesisFile)
+}
+
+// contractFor resolves the capabilities and the execution backend of a
+// valid request and returns its contract.
+func contractFor(ctx context.Context, c Campaign, r Request, hyp, ins operatorFile, probe Prober) (Contract, error) {
+	var err error
 	capHashes := map[string]string{}
 	if r.Capabilities != "" {
 		if r.Capabilities, err = filepath.Abs(r.Capabilities); err != nil {
-			return Contract{}, hyp, ins, badField(FieldCapabilities, "%w", err)
+			return Contract{}, badField(FieldCapabilities, "%w", err)
 		}
 		if _, capHashes, err = LoadCapabilities(r.Capabilities); err != nil {
-			return Contract{}, hyp, ins, err
+			return Contract{}, err
 		}
 	}
 	report, err := resolveBackend(ctx, r.ExecutionBackend, probe)
 	if err != nil {
-		return Contract{}, hyp, ins, err
+		return Contract{}, err
 	}
 	now := time.Now().UTC()
 	k := Contract{
@@ -169,7 +211,7 @@ func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (Cont
 		CreatedAt: now, Deadline: now.Add(time.Duration(r.WallSeconds) * time.Second),
 	}
 	k.StudyID = shortHash("study_", map[string]any{"dir": c.Dir, "created": now, "hyp": hyp.sha, "pid": os.Getpid()})
-	return k, hyp, ins, nil
+	return k, nil
 }
 
 // resolveBackend probes the requested execution backend; "auto" picks one.
@@ -193,7 +235,8 @@ func resolveBackend(ctx context.Context, requested string, probe Prober) (sandbo
 	return rep, nil
 }
 
-func writeNewStudy(ctx context.Context, c Campaign, k Contract, hyp, ins []byte) error {
+func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
+	k, hyp, ins := ns.k, ns.hyp.text, ns.ins.text
 	for _, d := range []string{c.Operator(), c.Research(), c.Experiments(), c.Supervisor()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
@@ -204,6 +247,11 @@ func writeNewStudy(ctx context.Context, c Campaign, k Contract, hyp, ins []byte)
 	}
 	if err := os.WriteFile(filepath.Join(c.Operator(), "instructions.txt"), ins, 0o644); err != nil {
 		return fmt.Errorf("write instructions: %w", err)
+	}
+	if ns.cont != nil {
+		if err := ns.cont.write(c); err != nil {
+			return err
+		}
 	}
 	s, err := store.Open(ctx, c.DB())
 	if err != nil {

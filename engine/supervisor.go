@@ -73,6 +73,9 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 		return nil, err
 	}
 	k, err := LoadContract(ctx, s)
+	if err == nil {
+		err = VerifyContinuation(c, k)
+	}
 	if err != nil {
 		_ = s.Close()
 		_ = lock.Release()

@@ -59,6 +59,7 @@ type Contract struct {
 	TurnSeconds        int64             `json:"turn_seconds"`
 	CreatedAt          time.Time         `json:"created_at"`
 	Deadline           time.Time         `json:"deadline"`
+	Continuation       *Continuation     `json:"continuation,omitempty"` // a continuation phase's parent (contract section 14)
 }
 
 // Resources is what an experiment reserves from the machine.

@@ -17,13 +17,28 @@ type View struct {
 	owns bool
 }
 
-// OpenView opens a study read-mostly, for status, watch and attach.
+// OpenView opens a study read-mostly, for status, watch and attach. A
+// continuation phase whose frozen snapshot changed is refused.
 func OpenView(ctx context.Context, c Campaign) (*View, error) {
 	s, err := c.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSnapshotOnOpen(ctx, c, s); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return &View{c: c, s: s, owns: true}, nil
+}
+
+// checkSnapshotOnOpen verifies a continuation's snapshot when the study's
+// contract is recorded (a study being created has none yet).
+func checkSnapshotOnOpen(ctx context.Context, c Campaign, s *store.Store) error {
+	k, err := LoadContract(ctx, s)
+	if err != nil {
+		return nil // the views report a missing contract in their own words
+	}
+	return VerifyContinuation(c, k)
 }
 
 // View returns a view of the supervised study that shares its store and bus.
