@@ -51,9 +51,12 @@ func TestTUIFilterNarrowsFortyExperiments(t *testing.T) {
 
 	s := tuiScreenSized(t, 120, 60, tuiEnv(), bin, "tui", "--campaign", c.dir)
 	s.waitText(10*time.Second, "Experiments (40)")
-	s.keys("Tab", "/")
+	s.keys("Tab")
+	s.waitText(10*time.Second, "▶ Experiments") // the focus moved before the prompt opens on it
+	s.keys("/")
+	s.waitText(10*time.Second, "/▏")
 	s.typeText("case-3")
-	scr := s.waitText(10*time.Second, "/case-3▏ · 11 of 40")
+	scr := s.waitText(20*time.Second, "/case-3▏ · 11 of 40")
 	var shown []string
 	for _, l := range lines(scr) {
 		f := strings.Fields(strings.TrimLeft(l, "› "))
