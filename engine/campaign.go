@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/simjecture/simjecture/sandbox"
 	"github.com/simjecture/simjecture/store"
@@ -118,6 +119,10 @@ func checkNewCampaignDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("campaign %s: %w", dir, err)
 	}
+	// A lone lock file is another creation between opening the lock file
+	// and taking the lock: the lock decides between the two, not this check.
+	lock := filepath.Base(Campaign{Dir: dir}.LockFile())
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == lock })
 	if len(entries) > 0 && (Campaign{Dir: dir}).Exists() {
 		return fmt.Errorf("campaign %s already holds a study: open it, or choose another folder: %w", dir, ErrInvalid)
 	}

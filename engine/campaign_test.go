@@ -41,3 +41,24 @@ func TestCheckNewCampaignDirSaysWhatIsThere(t *testing.T) {
 		})
 	}
 }
+
+// TestLoneLockFileIsNoStudy: a folder holding only the lock file is another
+// creation caught between opening the lock file and taking the lock; the
+// check leaves the decision to the lock (two `study` commands on one
+// missing folder once both failed this way under load).
+func TestLoneLockFileIsNoStudy(t *testing.T) {
+	t.Parallel()
+	c := Campaign{Dir: t.TempDir()}
+	if err := os.WriteFile(c.LockFile(), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkNewCampaignDir(c.Dir); err != nil {
+		t.Errorf("a folder with only the lock file: %v, want no error", err)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkNewCampaignDir(c.Dir); err == nil {
+		t.Error("a folder with another file is accepted for a new study")
+	}
+}
