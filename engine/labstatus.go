@@ -138,7 +138,7 @@ func readSummary(tx *store.Tx, filter ExpStatus, limit, offset int) (StatusSumma
 	if err != nil {
 		return sum, err
 	}
-	sum.StudyHeader, sum.ExperimentCounts = headerOf(snap), snap.ExperimentCounts
+	sum.StudyHeader, sum.ExperimentCounts = snap.StudyHeader, snap.ExperimentCounts
 	sum.Page = Page{Status: filter, Total: pageTotal(snap.ExperimentCounts, filter), Offset: offset, Limit: limit}
 	if sum.Experiments, err = pageReceipts(tx, filter, limit, offset); err != nil {
 		return sum, err
@@ -206,10 +206,3 @@ func boundedReviews(tx *store.Tx) ([]Review, error) {
 }
 
 var expStatuses = []ExpStatus{ExpQueued, ExpRunning, ExpSucceeded, ExpFailed, ExpTimedOut, ExpCancelled, ExpInterrupted}
-
-func headerOf(s Snapshot) StudyHeader {
-	return StudyHeader{StudyID: s.StudyID, Status: s.Status, Activity: s.Activity, Mode: s.Mode,
-		AgentBackend: s.AgentBackend, Model: s.Model, JudgeModel: s.JudgeModel, ExecutionBackend: s.ExecutionBackend,
-		CompletionPolicy: s.CompletionPolicy, Campaign: s.Campaign, CreatedAt: s.CreatedAt, Deadline: s.Deadline,
-		RemainingSeconds: s.RemainingSeconds, Turn: s.Turn, Provider: s.Provider, Usage: s.Usage, LastError: s.LastError}
-}

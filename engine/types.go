@@ -242,31 +242,17 @@ type Usage struct {
 	OutputTokens *int64 `json:"output_tokens"`
 }
 
-// Snapshot is what `status --json` and `lab status` print (contract section 6).
+// Snapshot is what `status --json` prints (contract section 6): the study's
+// header, then every record. lab status gives the header with a bounded
+// summary instead (StatusSummary).
 type Snapshot struct {
-	StudyID          string            `json:"study_id"`
-	Status           Status            `json:"status"`
-	Activity         string            `json:"activity"`
-	Mode             string            `json:"mode"`
-	AgentBackend     string            `json:"agent_backend"`
-	Model            string            `json:"model"`
-	JudgeModel       string            `json:"judge_model"`
-	ExecutionBackend sandbox.Backend   `json:"execution_backend"`
-	CompletionPolicy string            `json:"completion_policy"`
-	Campaign         string            `json:"campaign"`
-	CreatedAt        time.Time         `json:"created_at"`
-	Deadline         time.Time         `json:"deadline"`
-	RemainingSeconds int64             `json:"remaining_seconds"`
-	Turn             int               `json:"turn"`
-	Provider         ProviderState     `json:"provider"`
-	Usage            Usage             `json:"usage"`
+	StudyHeader
 	Experiments      []Receipt         `json:"experiments"`
 	ExperimentCounts map[ExpStatus]int `json:"experiment_counts"` // by status, over the whole study
 	Claims           []Claim           `json:"claims"`
 	Reviews          []Review          `json:"reviews"`
 	Notes            []Note            `json:"notes"`
 	Steering         []Steering        `json:"steering"` // operator guidance, oldest first (at most 64)
-	LastError        string            `json:"last_error,omitempty"`
 	RecordProtection string            `json:"record_protection"`
 }
 

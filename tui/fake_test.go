@@ -113,10 +113,12 @@ func fixture() *fakeEngine {
 	root, repair := "root", "claim_24b0e25f8d33"
 	started := t0.Add(-90 * time.Second)
 	snap := engine.Snapshot{
-		StudyID: "study_1", Status: engine.StatusRunning, Activity: "worker turn 3", Mode: "minimal",
-		AgentBackend: "command", Model: "local", ExecutionBackend: "proot-cooperative", CompletionPolicy: "repair",
-		Campaign: "/work/studies/kepler", CreatedAt: t0.Add(-10 * time.Minute), Deadline: t0.Add(50 * time.Minute), Turn: 3,
-		Provider: engine.ProviderState{RetryCount: 2, ConsecutiveFailures: 2, NextRetryAt: ptr(t0.Add(4 * time.Second))},
+		StudyHeader: engine.StudyHeader{
+			StudyID: "study_1", Status: engine.StatusRunning, Activity: "worker turn 3", Mode: "minimal",
+			AgentBackend: "command", Model: "local", ExecutionBackend: "proot-cooperative", CompletionPolicy: "repair",
+			Campaign: "/work/studies/kepler", CreatedAt: t0.Add(-10 * time.Minute), Deadline: t0.Add(50 * time.Minute), Turn: 3,
+			Provider: engine.ProviderState{RetryCount: 2, ConsecutiveFailures: 2, NextRetryAt: ptr(t0.Add(4 * time.Second))},
+		},
 		Claims: []engine.Claim{
 			{ID: root, Statement: "Explicit Euler conserves the energy of a Kepler orbit to 1 %.", Status: "falsified", CreatedAt: t0.Add(-9 * time.Minute)},
 			{ID: repair, Parent: &root, Statement: "Leapfrog conserves it to 1e-4.", Status: "supported", CreatedAt: t0.Add(-8 * time.Minute)},

@@ -27,9 +27,11 @@ func demoFixture() *fakeEngine {
 			WallSeconds: ptr(wall), PeakRSSBytes: ptr(int64(18 << 20)), CreatedAt: at(min)}
 	}
 	snap := engine.Snapshot{
-		StudyID: "study_demo", Status: engine.StatusCompleted, Activity: "completed: every claim is resolved", Mode: "minimal",
-		AgentBackend: "scripted", ExecutionBackend: "bubblewrap", CompletionPolicy: "repair",
-		Campaign: "/work/studies/demo-20260102-024905", CreatedAt: at(0), Deadline: at(15), Turn: 6,
+		StudyHeader: engine.StudyHeader{
+			StudyID: "study_demo", Status: engine.StatusCompleted, Activity: "completed: every claim is resolved", Mode: "minimal",
+			AgentBackend: "scripted", ExecutionBackend: "bubblewrap", CompletionPolicy: "repair",
+			Campaign: "/work/studies/demo-20260102-024905", CreatedAt: at(0), Deadline: at(15), Turn: 6,
+		},
 		Claims: []engine.Claim{
 			{ID: root, Status: "falsified", CreatedAt: at(0), Statement: "Explicit (forward) Euler conserves the total energy of an " +
 				"eccentric Kepler orbit (e = 0.5) to within 1 % over 10 orbits at 1000 steps per orbit."},
