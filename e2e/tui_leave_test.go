@@ -23,21 +23,7 @@ func TestTUILeavesAStudyRunning(t *testing.T) {
 	gate := filepath.Join(c.dir, "go")
 	wrapper := filepath.Join(t.TempDir(), "agent.sh")
 	writeFile(t, wrapper, fmt.Sprintf("#!/bin/sh\nwhile [ ! -e %q ]; do sleep 0.1; done\nexec %q\n", gate, agent))
-	if err := os.Chmod(wrapper, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"study", "--campaign", c.dir, "--hypothesis-file", c.hypothesis, "--instructions-file", c.instructions,
-		"--backend", "command", "--executable", wrapper, "--execution-backend", "bubblewrap",
-		"--wall-seconds", "600", "--turn-seconds", "300", "--batch"}
-	first := start(t, args...)
-	waitFor(t, 20*time.Second, "the first turn", func() bool {
-		snap, err := tryStatus(t, c.dir)
-		return err == nil && snap.Status == "running"
-	})
-	if r := sj(t, "", "pause", "--campaign", c.dir); r.code != 0 {
-		t.Fatalf("pause: %s", r)
-	}
-	first.wait(t, 10*time.Second)
+	pauseGatedStudy(t, c, wrapper)
 	t.Cleanup(func() { stopBackground(t, c.dir) })
 
 	ws := filepath.Dir(c.dir)

@@ -20,21 +20,7 @@ func TestTUIReleasesAStudyItPaused(t *testing.T) {
 	wrapper := filepath.Join(t.TempDir(), "agent.sh")
 	gate := filepath.Join(c.dir, "go")
 	writeFile(t, wrapper, fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then exec %q; fi\ncat > /dev/null\nexec sleep 300\n", gate, agent))
-	if err := os.Chmod(wrapper, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"study", "--campaign", c.dir, "--hypothesis-file", c.hypothesis, "--instructions-file", c.instructions,
-		"--backend", "command", "--executable", wrapper, "--execution-backend", "bubblewrap",
-		"--wall-seconds", "600", "--turn-seconds", "300", "--batch"}
-	first := start(t, args...)
-	waitFor(t, 20*time.Second, "the first turn", func() bool {
-		snap, err := tryStatus(t, c.dir)
-		return err == nil && snap.Status == "running"
-	})
-	if r := sj(t, "", "pause", "--campaign", c.dir); r.code != 0 {
-		t.Fatalf("pause: %s", r)
-	}
-	first.wait(t, 10*time.Second)
+	pauseGatedStudy(t, c, wrapper)
 
 	ws := filepath.Dir(c.dir)
 	s := tuiScreen(t, tuiEnv(), "env", "SIMJECTURE_WORKSPACE="+ws, bin, "tui")
@@ -106,4 +92,26 @@ func TestTUICreatesAnAPIStudy(t *testing.T) {
 	s.waitText(10*time.Second, "studies in "+ws)
 	s.keys("q")
 	s.waitExit(5 * time.Second)
+}
+
+// pauseGatedStudy starts c's study with the gated agent script wrapper,
+// waits for its first turn and pauses it, so the campaign holds a paused
+// study no supervisor owns.
+func pauseGatedStudy(t *testing.T, c campaign, wrapper string) {
+	t.Helper()
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"study", "--campaign", c.dir, "--hypothesis-file", c.hypothesis, "--instructions-file", c.instructions,
+		"--backend", "command", "--executable", wrapper, "--execution-backend", "bubblewrap",
+		"--wall-seconds", "600", "--turn-seconds", "300", "--batch"}
+	first := start(t, args...)
+	waitFor(t, 20*time.Second, "the first turn", func() bool {
+		snap, err := tryStatus(t, c.dir)
+		return err == nil && snap.Status == "running"
+	})
+	if r := sj(t, "", "pause", "--campaign", c.dir); r.code != 0 {
+		t.Fatalf("pause: %s", r)
+	}
+	first.wait(t, 10*time.Second)
 }
