@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/simjecture/simjecture/engine/benchtask"
+	"github.com/simjecture/simjecture/sandbox"
+)
+
+// benchSubcommands are the subcommands of bench (contract section 15).
+var benchSubcommands = []struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, io stdio) int
+}{
+	{"list", "the tasks of the bundled pack", benchList},
+	{"prepare", "write a task into a new folder (TASK --output DIR)", benchPrepare},
+	{"grade", "grade a submission by re-running its reduce.py in the sandbox", benchGrade},
+	{"leaderboard", "aggregate grade reports per model and agent", benchLeaderboard},
+}
+
+// cmdBench runs a benchmark-task subcommand.
+func cmdBench(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+		fmt.Fprintln(io.err, "Usage: simjecture bench SUBCOMMAND [flags] (each has --help)")
+		for _, s := range benchSubcommands {
+			fmt.Fprintf(io.err, "  %-12s %s\n", s.name, s.summary)
+		}
+		if len(args) == 0 {
+			return exitInvalid
+		}
+		return exitOK
+	}
+	for _, s := range benchSubcommands {
+		if s.name == args[0] {
+			return s.run(ctx, args[1:], io)
+		}
+	}
+	return fail(io, fmt.Errorf("unknown bench subcommand %q (list, prepare, grade, leaderboard): %w", args[0], errUsage))
+}
+
+// benchFail prints a benchmark error; setup errors exit 2.
+func benchFail(io stdio, err error) int {
+	if errors.Is(err, benchtask.ErrSetup) {
+		msg := strings.TrimSuffix(err.Error(), ": "+benchtask.ErrSetup.Error())
+		return fail(io, fmt.Errorf("%s: %w", msg, errUsage))
+	}
+	return fail(io, err)
+}
+
+func benchList(_ context.Context, args []string, io stdio) int {
+	fs := newFlagSet("bench list", io)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if code, done := parse(fs, args, 0, io); done {
+		return code
+	}
+	type task struct {
+		ID               string `json:"id"`
+		Title            string `json:"title"`
+		SuggestedSeconds int    `json:"suggested_seconds"`
+	}
+	var tasks []task
+	for _, t := range benchtask.Tasks() {
+		tasks = append(tasks, task{t.ID, t.Title, t.SuggestedSeconds})
+	}
+	if *asJSON {
+		return printJSON(io.out, map[string]any{"pack": benchtask.PackName, "version": benchtask.PackVersion, "tasks": tasks})
+	}
+	fmt.Fprintf(io.out, "%s %s\n", benchtask.PackName, benchtask.PackVersion)
+	for _, t := range tasks {
+		fmt.Fprintf(io.out, "  %-16s %5d s  %s\n", t.ID, t.SuggestedSeconds, t.Title)
+	}
+	return exitOK
+}
+
+// taskArg is the one positional TASK argument.
+func taskArg(fs interface {
+	NArg() int
+	Arg(int) string
+}) (string, error) {
+	if fs.NArg() != 1 {
+		return "", fmt.Errorf("name one task (%s): %w", strings.Join(benchtask.TaskIDs(), ", "), errUsage)
+	}
+	return fs.Arg(0), nil
+}
+
+func benchPrepare(_ context.Context, args []string, io stdio) int {
+	fs := newFlagSet("bench prepare TASK", io)
+	out := fs.String("output", "", "the new task folder; must not exist (required)")
+	if code, done := parse(fs, args, 1, io); done {
+		return code
+	}
+	id, err := taskArg(fs)
+	if err == nil && *out == "" {
+		err = fmt.Errorf("--output DIR is required: %w", errUsage)
+	}
+	if err != nil {
+		return fail(io, err)
+	}
+	b, err := benchtask.Prepare(id, *out)
+	if err != nil {
+		return benchFail(io, err)
+	}
+	fmt.Fprintf(io.out, "prepared %s in %s (trial %s): read %s, deliver reduce.py, result.json and FINDINGS.md\n",
+		b.Task, *out, b.TrialID, filepath.Join(*out, benchtask.TaskFile))
+	return exitOK
+}
+
+func benchGrade(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("bench grade TASK", io)
+	submission := fs.String("submission", "", "the submission folder (required)")
+	output := fs.String("output", "", "write the grade report (JSON) to this file (required)")
+	backend := fs.String("execution-backend", string(sandbox.Bubblewrap), "where reduce.py runs: "+executionBackendHelp())
+	model := fs.String("model", "", "the model that produced the submission (recorded in the report)")
+	agent := fs.String("agent", "", "the agent that produced the submission (recorded in the report)")
+	metadata := fs.String("metadata", "", "a JSON file of trial figures: model, agent, wall_seconds, first_pass_seconds, cost_usd")
+	timeout := fs.Float64("timeout", benchtask.DefaultTimeout.Seconds(), "seconds reduce.py may take over all cases")
+	if code, done := parse(fs, args, 1, io); done {
+		return code
+	}
+	req, err := gradeRequest(fs.Changed, *submission, *output, *backend, *metadata, *timeout)
+	if err == nil {
+		req.Task, err = taskArg(fs)
+	}
+	if err != nil {
+		return benchFail(io, err)
+	}
+	if fs.Changed("model") {
+		req.Trial.Model = *model
+	}
+	if fs.Changed("agent") {
+		req.Trial.Agent = *agent
+	}
+	defer sandbox.CloseRunners()
+	rep, err := benchtask.Grade(ctx, req)
+	if err != nil {
+		return benchFail(io, err)
+	}
+	if err := writeJSONFile(*output, rep); err != nil {
+		return fail(io, err)
+	}
+	printJSON(io.out, rep)
+	if !rep.Passed {
+		return exitAttention
+	}
+	return exitOK
+}
+
+// gradeRequest checks grade's flags before anything runs.
+func gradeRequest(changed func(string) bool, submission, output, backend, metadata string, timeout float64) (benchtask.GradeRequest, error) {
+	var req benchtask.GradeRequest
+	switch {
+	case submission == "":
+		return req, fmt.Errorf("--submission DIR is required: %w", errUsage)
+	case output == "":
+		return req, fmt.Errorf("--output FILE is required: %w", errUsage)
+	case !(timeout > 0 && timeout <= 86400):
+		return req, fmt.Errorf("--timeout must be between 0 and 86400 seconds, got %v: %w", timeout, errUsage)
+	}
+	if info, err := os.Stat(filepath.Dir(output)); err != nil || !info.IsDir() {
+		return req, fmt.Errorf("--output %s: its folder does not exist: %w", output, errUsage)
+	}
+	b, err := sandbox.ParseBackend(backend)
+	if err != nil {
+		return req, fmt.Errorf("--execution-backend: %v: %w", err, errUsage)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return req, fmt.Errorf("this binary's path: %w", err)
+	}
+	req = benchtask.GradeRequest{Submission: submission, Backend: b, SelfExe: self,
+		Timeout: time.Duration(timeout * float64(time.Second))}
+	if changed("metadata") {
+		data, err := os.ReadFile(metadata)
+		if err == nil {
+			err = json.Unmarshal(data, &req.Trial)
+		}
+		if err != nil {
+			return req, fmt.Errorf("--metadata: %v: %w", err, errUsage)
+		}
+		req.Trial.TrialID = ""
+	}
+	return req, nil
+}
+
+func benchLeaderboard(_ context.Context, args []string, io stdio) int {
+	fs := newFlagSet("bench leaderboard", io)
+	reports := fs.StringArray("reports", nil, "grade report files or folders (repeatable; further paths may follow)")
+	output := fs.String("output", "", "also write the leaderboard (JSON) to this file")
+	minimum := fs.Int("minimum-trials", benchtask.DefaultMinimumTrials, "rows with fewer trials are provisional")
+	if code, done := parse(fs, args, 1<<20, io); done {
+		return code
+	}
+	paths := append(*reports, fs.Args()...)
+	if !fs.Changed("reports") {
+		return fail(io, fmt.Errorf("--reports F… is required: %w", errUsage))
+	}
+	sources, err := benchtask.LoadReports(paths)
+	if err != nil {
+		return benchFail(io, err)
+	}
+	board, err := benchtask.Leaderboard(sources, *minimum)
+	if err != nil {
+		return benchFail(io, err)
+	}
+	if *output != "" {
+		if err := writeJSONFile(*output, board); err != nil {
+			return fail(io, err)
+		}
+	}
+	return printJSON(io.out, board)
+}
+
+// writeJSONFile writes v as indented JSON to p atomically (temp file, rename).
+func writeJSONFile(p string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
