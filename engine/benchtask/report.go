@@ -75,11 +75,12 @@ func (r Report) FailedChecks() []string {
 // matches applies the tolerance rule to one returned value: it must be a
 // finite JSON number (not a boolean, string or null).
 func matches(raw json.RawMessage, expected float64) bool {
-	var v float64
-	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &v) != nil {
+	var x any
+	if json.Unmarshal(raw, &x) != nil {
 		return false
 	}
-	return !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v-expected) <= ATol+RTol*math.Abs(expected)
+	v, ok := x.(float64)
+	return ok && !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v-expected) <= ATol+RTol*math.Abs(expected)
 }
 
 // caseChecks compares one case's returned values with the expected ones,

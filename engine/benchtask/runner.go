@@ -45,7 +45,8 @@ const (
 	caseMemoryBytes    int64 = 3 << 30
 	caseMaxFileBytes   int64 = 16 << 20
 	caseWorkspaceBytes int64 = 1 << 30
-	stderrKeep               = 1000 // characters of stderr kept in an error
+	stderrLines              = 3   // lines of stderr kept in an error
+	stderrKeep               = 400 // at most this many characters of them
 )
 
 // caseRun runs reduce.py on cases through one execution backend.
@@ -131,10 +132,12 @@ func code(rc *int) int {
 // traceback may quote from a holdout's input. Line numbers stay.
 var decimals = regexp.MustCompile(`[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)|[-+]?(\d+\.\d*|\.\d+)`)
 
-// stderrTail is ": " and the last characters of stderr, with the numbers
-// of a holdout masked, or "" for an empty stderr.
+// stderrTail is ": " and the last lines of stderr (at most stderrKeep
+// characters), with the numbers of a holdout masked, or "" for an empty
+// stderr.
 func stderrTail(s string, holdout bool) string {
-	s = strings.TrimSpace(s)
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	s = strings.Join(lines[max(0, len(lines)-stderrLines):], " | ")
 	if s == "" {
 		return ""
 	}
