@@ -25,6 +25,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 else
   (cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'LaunchProot|LaunchProcess' -test.benchtime "${N}x" | grep Benchmark)
 fi
+echo "== bench grade: an honest kepler-energy submission (6 sandboxed case runs) vs the same reducer run bare"
+go test -run '^$' -bench 'BenchmarkGrade' -benchtime 10x ./engine/benchtask/ | grep Benchmark
 echo "== engine: supervisor memory over 3000 experiments"
 go test -run '^$' -bench 'SupervisorMemory' -benchtime 1x ./engine/ | grep Benchmark
 echo "== tui: bridge and Update under 10,000 events/s"
