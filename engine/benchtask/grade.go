@@ -78,6 +78,24 @@ type grading struct {
 	task          Task
 	given, unseen []Case
 	errs          []string
+	caseErrs      []caseErr // in order of first appearance
+}
+
+// caseErr is one reason some cases failed for.
+type caseErr struct {
+	why   string
+	cases []string
+}
+
+// caseFailed records why case name failed; cases failing alike share one entry.
+func (g *grading) caseFailed(name, why string) {
+	for i := range g.caseErrs {
+		if g.caseErrs[i].why == why {
+			g.caseErrs[i].cases = append(g.caseErrs[i].cases, name)
+			return
+		}
+	}
+	g.caseErrs = append(g.caseErrs, caseErr{why: why, cases: []string{name}})
 }
 
 func newGrading(t Task, req GradeRequest) (*grading, error) {
@@ -130,6 +148,9 @@ func (g *grading) check(ctx context.Context, backend sandbox.Backend, req GradeR
 		return err
 	}
 	rep.Checks = append(rep.Checks, runs...)
+	for _, e := range g.caseErrs {
+		g.errs = append(g.errs, strings.Join(e.cases, ", ")+": "+e.why)
+	}
 	if len(g.errs) > 0 {
 		msg := strings.Join(g.errs, "; ")
 		if r := []rune(msg); len(r) > maxErrorChars {
@@ -185,7 +206,7 @@ func (g *grading) runChecks(ctx context.Context, backend sandbox.Backend, req Gr
 			return nil, err
 		}
 		if why != "" {
-			g.errs = append(g.errs, c.Name+": "+why)
+			g.caseFailed(c.Name, why)
 		}
 		out = append(out, caseChecks(c.Name+":", g.task.Metrics, got, c.Expected)...)
 	}
