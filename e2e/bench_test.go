@@ -240,15 +240,7 @@ func TestBenchSetupErrors(t *testing.T) {
 // process-cooperative as uid 65534 (the cooperative backends refuse root).
 func TestBenchGradeCooperative(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to drop to uid 65534 with setpriv")
-	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("setpriv is not installed")
-	}
-	tmp := nobodyDir(t)
-	exe := filepath.Join(tmp, "simjecture")
-	copyExec(t, bin, exe)
+	tmp, exe := nobodyBinary(t)
 	dir := preparedTrial(t, tmp)
 	if err := filepath.Walk(tmp, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -267,6 +259,23 @@ func TestBenchGradeCooperative(t *testing.T) {
 	if err != nil || !g.Passed || g.ExecutionBackend != "process-cooperative" {
 		t.Errorf("honest submission under process-cooperative as uid 65534: %v\n%s", err, got)
 	}
+}
+
+// nobodyBinary skips unless this test can drop to uid 65534 (root and
+// setpriv), and returns a folder that account can use and a copy of the
+// binary in it.
+func nobodyBinary(t *testing.T) (tmp, exe string) {
+	t.Helper()
+	switch _, err := exec.LookPath("setpriv"); {
+	case os.Geteuid() != 0:
+		t.Skip("needs root to drop to uid 65534 with setpriv")
+	case err != nil:
+		t.Skip("setpriv is not installed")
+	}
+	tmp = nobodyDir(t)
+	exe = filepath.Join(tmp, "simjecture")
+	copyExec(t, bin, exe)
+	return tmp, exe
 }
 
 // wilsonRoots is the 95 % Wilson interval worked out independently of the
