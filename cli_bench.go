@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/engine/benchtask"
 	"github.com/simjecture/simjecture/sandbox"
 )
@@ -23,6 +26,7 @@ var benchSubcommands = []struct {
 	{"prepare", "write a task into a new folder (TASK --output DIR)", benchPrepare},
 	{"grade", "grade a submission by re-running its reduce.py in the sandbox", benchGrade},
 	{"leaderboard", "aggregate grade reports per model and agent", benchLeaderboard},
+	{"run", "run trials of a task with an agent backend, graded after every turn", benchRun},
 }
 
 // cmdBench runs a benchmark-task subcommand.
@@ -42,7 +46,7 @@ func cmdBench(ctx context.Context, args []string, io stdio) int {
 			return s.run(ctx, args[1:], io)
 		}
 	}
-	return fail(io, fmt.Errorf("unknown bench subcommand %q (list, prepare, grade, leaderboard): %w", args[0], errUsage))
+	return fail(io, fmt.Errorf("unknown bench subcommand %q (list, prepare, grade, leaderboard, run): %w", args[0], errUsage))
 }
 
 // benchFail prints a benchmark error; setup errors exit 2.
@@ -80,10 +84,7 @@ func benchList(_ context.Context, args []string, io stdio) int {
 }
 
 // taskArg is the one positional TASK argument.
-func taskArg(fs interface {
-	NArg() int
-	Arg(int) string
-}) (string, error) {
+func taskArg(fs *pflag.FlagSet) (string, error) {
 	if fs.NArg() != 1 {
 		return "", fmt.Errorf("name one task (%s): %w", strings.Join(benchtask.TaskIDs(), ", "), errUsage)
 	}
@@ -142,7 +143,7 @@ func benchGrade(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return benchFail(io, err)
 	}
-	if err := writeJSONFile(*output, rep); err != nil {
+	if err := benchtask.WriteJSON(*output, rep); err != nil {
 		return fail(io, err)
 	}
 	printJSON(io.out, rep)
@@ -154,39 +155,46 @@ func benchGrade(ctx context.Context, args []string, io stdio) int {
 
 // gradeRequest checks grade's flags before anything runs.
 func gradeRequest(changed func(string) bool, submission, output, backend, metadata string, timeout float64) (benchtask.GradeRequest, error) {
-	var req benchtask.GradeRequest
 	switch {
 	case submission == "":
-		return req, fmt.Errorf("--submission DIR is required: %w", errUsage)
+		return benchtask.GradeRequest{}, fmt.Errorf("--submission DIR is required: %w", errUsage)
 	case output == "":
-		return req, fmt.Errorf("--output FILE is required: %w", errUsage)
-	case !(timeout > 0 && timeout <= 86400):
-		return req, fmt.Errorf("--timeout must be between 0 and 86400 seconds, got %v: %w", timeout, errUsage)
+		return benchtask.GradeRequest{}, fmt.Errorf("--output FILE is required: %w", errUsage)
 	}
 	if info, err := os.Stat(filepath.Dir(output)); err != nil || !info.IsDir() {
-		return req, fmt.Errorf("--output %s: its folder does not exist: %w", output, errUsage)
+		return benchtask.GradeRequest{}, fmt.Errorf("--output %s: its folder does not exist: %w", output, errUsage)
+	}
+	req, err := gradeSettings(backend, timeout)
+	req.Submission = submission
+	if err != nil || !changed("metadata") {
+		return req, err
+	}
+	data, err := os.ReadFile(metadata)
+	if err == nil {
+		err = json.Unmarshal(data, &req.Trial)
+	}
+	if err != nil {
+		return req, fmt.Errorf("--metadata: %v: %w", err, errUsage)
+	}
+	req.Trial.TrialID = ""
+	return req, nil
+}
+
+// gradeSettings checks --execution-backend and --timeout, shared by grade
+// and run, and names this binary for the sandbox's helper.
+func gradeSettings(backend string, timeout float64) (benchtask.GradeRequest, error) {
+	if !(timeout > 0 && timeout <= 86400) {
+		return benchtask.GradeRequest{}, fmt.Errorf("--timeout must be between 0 and 86400 seconds, got %v: %w", timeout, errUsage)
 	}
 	b, err := sandbox.ParseBackend(backend)
 	if err != nil {
-		return req, fmt.Errorf("--execution-backend: %v: %w", err, errUsage)
+		return benchtask.GradeRequest{}, fmt.Errorf("--execution-backend: %v: %w", err, errUsage)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return req, fmt.Errorf("this binary's path: %w", err)
+		return benchtask.GradeRequest{}, fmt.Errorf("this binary's path: %w", err)
 	}
-	req = benchtask.GradeRequest{Submission: submission, Backend: b, SelfExe: self,
-		Timeout: time.Duration(timeout * float64(time.Second))}
-	if changed("metadata") {
-		data, err := os.ReadFile(metadata)
-		if err == nil {
-			err = json.Unmarshal(data, &req.Trial)
-		}
-		if err != nil {
-			return req, fmt.Errorf("--metadata: %v: %w", err, errUsage)
-		}
-		req.Trial.TrialID = ""
-	}
-	return req, nil
+	return benchtask.GradeRequest{Backend: b, SelfExe: self, Timeout: time.Duration(timeout * float64(time.Second))}, nil
 }
 
 func benchLeaderboard(_ context.Context, args []string, io stdio) int {
@@ -210,36 +218,79 @@ func benchLeaderboard(_ context.Context, args []string, io stdio) int {
 		return benchFail(io, err)
 	}
 	if *output != "" {
-		if err := writeJSONFile(*output, board); err != nil {
+		if err := benchtask.WriteJSON(*output, board); err != nil {
 			return fail(io, err)
 		}
 	}
 	return printJSON(io.out, board)
 }
 
-// writeJSONFile writes v as indented JSON to p atomically (temp file, rename).
-func writeJSONFile(p string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+func benchRun(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("bench run TASK", io)
+	var r engine.Request
+	output := fs.String("output", "", "a new folder for the trials, their logs and grades (required)")
+	trials := fs.Int("trials", 1, "how many trials, one after another")
+	fs.StringVar(&r.AgentBackend, "backend", envOr("SIMJECTURE_DEFAULT_BACKEND", "codex"), backendHelp())
+	fs.StringVar(&r.Model, "model", envOr("SIMJECTURE_DEFAULT_MODEL", ""), "model (backend default)")
+	fs.StringVar(&r.Executable, "executable", "", "agent program (command backend)")
+	fs.StringVar(&r.ProviderConfig, "provider-config", "", "api backend connection file (base_url, api_key; mode 0600)")
+	backend := fs.String("execution-backend", string(sandbox.Bubblewrap), "where grading runs reduce.py: "+executionBackendHelp())
+	wall := fs.Int64("wall-seconds", 0, "budget of each trial (default: the task's suggested seconds)")
+	turn := fs.Int64("turn-seconds", 300, "allowance of one agent turn (at most the wall seconds)")
+	timeout := fs.Float64("timeout", benchtask.DefaultTimeout.Seconds(), "seconds reduce.py may take over all cases of one grading")
+	if code, done := parse(fs, args, 1, io); done {
+		return code
+	}
+	req, err := runRequest(fs, *output, *backend, *wall, *turn, *timeout)
+	if err == nil {
+		err = engine.CheckAgentRequest(&r)
+	}
+	if err == nil {
+		req.Agent, err = engine.NewAgent(engine.Contract{AgentBackend: r.AgentBackend, Model: r.Model,
+			Executable: r.Executable, ProviderConfig: r.ProviderConfig}, req.Grade.SelfExe)
+	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return benchFail(io, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-")
+	req.Trials, req.Model = *trials, r.Model
+	req.Progress = func(line string) { fmt.Fprintln(io.err, line) }
+	defer sandbox.CloseRunners()
+	reports, err := benchtask.RunTrials(ctx, req)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return benchFail(io, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", p, err)
+	var sources []benchtask.Source
+	for i, rep := range reports {
+		sources = append(sources, benchtask.Source{From: fmt.Sprintf("trial-%d", i+1), Report: rep})
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+	board, err := benchtask.Leaderboard(sources, benchtask.DefaultMinimumTrials)
+	if err != nil {
+		return benchFail(io, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+	return printJSON(io.out, board)
+}
+
+// runRequest checks run's own flags before anything is written; an
+// unchanged --turn-seconds is cut to the wall seconds.
+func runRequest(fs *pflag.FlagSet, output, backend string, wall, turn int64, timeout float64) (benchtask.RunRequest, error) {
+	id, err := taskArg(fs)
+	if err != nil {
+		return benchtask.RunRequest{}, err
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+	t, err := benchtask.Find(id)
+	if err != nil {
+		return benchtask.RunRequest{}, err
 	}
-	return nil
+	if output == "" {
+		return benchtask.RunRequest{}, fmt.Errorf("--output DIR is required: %w", errUsage)
+	}
+	if wall == 0 {
+		wall = int64(t.SuggestedSeconds)
+	}
+	if !fs.Changed("turn-seconds") {
+		turn = min(turn, wall)
+	}
+	grade, err := gradeSettings(backend, timeout)
+	return benchtask.RunRequest{Task: t.ID, Output: output, Grade: grade,
+		WallSeconds: time.Duration(wall) * time.Second, TurnSeconds: time.Duration(turn) * time.Second}, err
 }

@@ -125,6 +125,11 @@ func checkAgent(r *Request) error {
 	return b.Check(r)
 }
 
+// CheckAgentRequest checks the agent fields of r (backend, model,
+// executable, provider config) as a new study would, resolving them in
+// place, for callers that run an agent outside a study (bench run).
+func CheckAgentRequest(r *Request) error { return checkAgent(r) }
+
 // NewAgent builds the agent of a study from its frozen contract.
 func NewAgent(k Contract, self string) (provider.Agent, error) {
 	b, ok := LookupAgentBackend(k.AgentBackend)

@@ -86,3 +86,27 @@ func TestLeaderboardRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedbackNamesChecksOnly: the feedback after a failed grade lists the
+// failed checks by name (at most 30), the missing findings and changed
+// inputs, and never a value; a pass says so.
+func TestFeedbackNamesChecksOnly(t *testing.T) {
+	t.Parallel()
+	rep := grade("t", "m", false, nil, nil)
+	rep.IntactInputs, rep.FindingsPresent = false, false
+	for i := range 40 {
+		rep.Checks = append(rep.Checks, Check{Metric: "holdout-" + string(rune('a'+i%26)) + ":" + MetricEnergy})
+	}
+	text := Feedback(rep, nil)
+	for _, want := range []string{"FAILED", "Failed checks (41)", "mild:" + MetricEnergy, "raw/ were changed", "FINDINGS.md is missing"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("feedback lacks %q:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, MetricEnergy); n != maxFeedbackChecks {
+		t.Errorf("feedback lists %d checks, want %d", n, maxFeedbackChecks)
+	}
+	if Feedback(grade("t", "m", true, nil, nil), nil) != "Grade: PASSED." {
+		t.Error("a pass must say so")
+	}
+}
