@@ -108,7 +108,7 @@ func replayReducer(t *testing.T, dir string) string {
 
 // TestBenchGrade prepares kepler-energy and grades submissions under
 // Bubblewrap: the honest one passes; a replay of result.json, inputs edited
-// before or during grading, missing findings, a sleeper past the timeout
+// before or during grading, reading beyond its case, missing findings, a sleeper past the timeout
 // and a crash fail, each for its own named reason.
 func TestBenchGrade(t *testing.T) {
 	t.Parallel()
@@ -155,6 +155,18 @@ func TestBenchGrade(t *testing.T) {
 		}, nil, func(t *testing.T, g gradeReport, r result) {
 			if r.code != 1 || g.Passed || !g.IntactInputs || g.Error == nil || !strings.Contains(*g.Error, "changed its inputs") {
 				t.Errorf("a reducer changing its case must fail: %s", r)
+			}
+		}},
+		{"reads beyond its case", func(t *testing.T, dir string) {
+			// It uses the submission's own result.json (by its host path) and
+			// the other cases' folders: neither exists where it runs.
+			src := "import json, os\n" + benchSource(t, "honest.py") + "\n_honest = reduce_case\ndef reduce_case(d):\n" +
+				"    json.load(open(" + fmt.Sprintf("%q", filepath.Join(dir, "result.json")) + "))\n" +
+				"    assert len(os.listdir(os.path.join(d, '..', '..', 'raw'))) == 3\n    return _honest(d)\n"
+			writeFile(t, filepath.Join(dir, "reduce.py"), src)
+		}, nil, func(t *testing.T, g gradeReport, r result) {
+			if r.code != 1 || g.Passed || g.Error == nil || !strings.Contains(*g.Error, "FileNotFoundError") {
+				t.Errorf("a reducer reading beyond its case must fail: %s", r)
 			}
 		}},
 		{"no findings", func(t *testing.T, dir string) {
