@@ -292,5 +292,5 @@ func runRequest(fs *pflag.FlagSet, output, backend string, wall, turn int64, tim
 	}
 	grade, err := gradeSettings(backend, timeout)
 	return benchtask.RunRequest{Task: t.ID, Output: output, Grade: grade,
-		WallSeconds: time.Duration(wall) * time.Second, TurnSeconds: time.Duration(turn) * time.Second}, err
+		Wall: time.Duration(wall) * time.Second, Turn: time.Duration(turn) * time.Second}, err
 }

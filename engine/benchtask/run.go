@@ -25,14 +25,14 @@ const (
 // RunRequest is `bench run`: Trials trials of one task by one agent, each
 // with its own folder, wall budget and deadline, graded after every turn.
 type RunRequest struct {
-	Task        string
-	Output      string // a new folder: trial-N/ (the agent's), logs/, grades/
-	Trials      int
-	Agent       provider.Agent
-	Model       string
-	WallSeconds time.Duration // per trial
-	TurnSeconds time.Duration // per turn, at most what is left
-	Grade       GradeRequest  // backend, binary and reducer timeout of every grading
+	Task   string
+	Output string // a new folder: trial-N/ (the agent's), logs/, grades/
+	Trials int
+	Agent  provider.Agent
+	Model  string
+	Wall   time.Duration // per trial
+	Turn   time.Duration // per turn, at most what is left
+	Grade  GradeRequest  // backend, binary and reducer timeout of every grading
 	// Progress, when set, is told of each turn's grade (one short line).
 	Progress func(line string)
 }
@@ -48,7 +48,7 @@ func RunTrials(ctx context.Context, req RunRequest) ([]Report, error) {
 	switch {
 	case req.Trials < 1 || req.Trials > maxTrials:
 		return nil, fmt.Errorf("--trials must be 1 to %d, got %d: %w", maxTrials, req.Trials, ErrSetup)
-	case req.WallSeconds <= 0 || req.TurnSeconds <= 0 || req.TurnSeconds > req.WallSeconds:
+	case req.Wall <= 0 || req.Turn <= 0 || req.Turn > req.Wall:
 		return nil, fmt.Errorf("--wall-seconds and --turn-seconds must satisfy 0 < turn <= wall: %w", ErrSetup)
 	}
 	if _, err := os.Lstat(req.Output); !errors.Is(err, fs.ErrNotExist) {
@@ -84,7 +84,7 @@ type trial struct {
 
 func runTrial(ctx context.Context, req RunRequest, n int) (Report, error) {
 	t := &trial{req: req, n: n, dir: filepath.Join(req.Output, fmt.Sprintf("trial-%d", n)), start: time.Now()}
-	t.deadline = t.start.Add(req.WallSeconds)
+	t.deadline = t.start.Add(req.Wall)
 	if _, err := Prepare(req.Task, t.dir); err != nil {
 		return Report{}, err
 	}
@@ -119,7 +119,7 @@ func (t *trial) turn(ctx context.Context, n int) (Report, error) {
 	logs := filepath.Join(t.req.Output, "logs", fmt.Sprintf("trial-%d", t.n), fmt.Sprintf("turn-%d", n))
 	left := time.Until(t.deadline)
 	out, err := t.req.Agent.RunTurn(ctx, provider.Turn{Role: "worker", Number: n, Prompt: t.prompt(n, left), Dir: t.dir,
-		LogDir: logs, Timeout: min(t.req.TurnSeconds, left), Cursor: t.cursor, Model: t.req.Model,
+		LogDir: logs, Timeout: min(t.req.Turn, left), Cursor: t.cursor, Model: t.req.Model,
 		Env: map[string]string{"SIMJECTURE_ROLE": "worker", "SIMJECTURE_TURN": fmt.Sprint(n)}})
 	if err != nil {
 		return Report{}, fmt.Errorf("trial %d turn %d: %w", t.n, n, err)
