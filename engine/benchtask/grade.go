@@ -68,6 +68,9 @@ func Grade(ctx context.Context, req GradeRequest) (Report, error) {
 	if err := g.check(ctx, backend, req, &rep); err != nil {
 		return Report{}, err
 	}
+	if err := ctx.Err(); err != nil { // stopped runs say nothing of the submission
+		return Report{}, fmt.Errorf("grading interrupted: %w", err)
+	}
 	rep.Passed = rep.IntactInputs && rep.FindingsPresent && allPassed(rep.Checks)
 	rep.GradingWallSeconds = time.Since(start).Seconds()
 	return rep, nil

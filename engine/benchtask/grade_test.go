@@ -1,7 +1,9 @@
 package benchtask
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,4 +169,21 @@ func bareRunner(b *testing.B, dir string) func() float64 {
 	}
 	python := sandboxPython(b)
 	return func() float64 { return runBare(b, python, folders) }
+}
+
+// TestGradeInterrupted: a grading whose context ends gives no report (an
+// error, not a failed grade), so a stopped grading never blames the reducer.
+func TestGradeInterrupted(t *testing.T) {
+	needBubblewrap(t)
+	self, _ := os.Executable()
+	dir := submission(t, "import time\ndef reduce_case(d):\n    time.sleep(30)\n", givenResult(t))
+	ctx, cancel := context.WithCancel(t.Context())
+	req := GradeRequest{Task: "kepler-energy", Submission: dir, Backend: sandbox.Bubblewrap, SelfExe: self,
+		Run: func(c context.Context, s sandbox.Spec) (sandbox.Result, error) {
+			cancel() // the operator stops grading while the first case runs
+			return sandbox.Run(c, s)
+		}}
+	if rep, err := Grade(ctx, req); err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("an interrupted grading returned %+v, %v; want context.Canceled", rep, err)
+	}
 }
