@@ -57,6 +57,24 @@ func (t *Tx) CountSteering() (int, error) {
 	return n, nil
 }
 
+// SteeringIDs lists the ids of every message, oldest first.
+func (t *Tx) SteeringIDs() ([]string, error) {
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT id FROM steering ORDER BY seq")
+	if err != nil {
+		return nil, fmt.Errorf("list steering ids: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list steering ids: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 // UndeliveredSteering lists at most limit messages no prompt has carried,
 // oldest first.
 func (t *Tx) UndeliveredSteering(limit int) ([]SteeringRow, error) {
