@@ -58,10 +58,7 @@ func refusedSteer(t *testing.T, dir, text, key, why string) {
 // the call idempotent, and the ended study refuses more.
 func TestSteerReachesPromptAndPacket(t *testing.T) {
 	t.Parallel()
-	c := newCampaign(t, "cubes", "e2e-n: 40", "e2e-challenge-n: 400", "e2e-save-prompt: yes", "e2e-pause-turns: 1")
-	if r := sj(t, "", c.args(120, 30)...); r.code != 0 || status(t, c.dir).Status != "paused" {
-		t.Fatalf("a study whose agent pauses it in turn 1: %s", r)
-	}
+	c := pausedInTurn1(t)
 	const text = "Prefer exact integer arithmetic; report max_abs_diff."
 	first, r := steer(t, c.dir, text, "k1")
 	if r.code != 0 || first.Existing || first.ID == "" || first.DeliveredAt != nil {
@@ -83,6 +80,17 @@ func TestSteerReachesPromptAndPacket(t *testing.T) {
 		t.Errorf("status --json steering = %+v; want the one message, delivered, under k1", got)
 	}
 	refusedSteer(t, c.dir, "one more idea", "k2", "--continue-from")
+}
+
+// pausedInTurn1 is a cubes study that saves its prompts and whose agent
+// paused it in turn 1, before any work.
+func pausedInTurn1(t *testing.T) campaign {
+	t.Helper()
+	c := newCampaign(t, "cubes", "e2e-n: 40", "e2e-challenge-n: 400", "e2e-save-prompt: yes", "e2e-pause-turns: 1")
+	if r := sj(t, "", c.args(120, 30)...); r.code != 0 || status(t, c.dir).Status != "paused" {
+		t.Fatalf("a study whose agent pauses it in turn 1: %s", r)
+	}
+	return c
 }
 
 func checkPromptCarries(t *testing.T, dir, id, text string) {

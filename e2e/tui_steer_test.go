@@ -15,10 +15,7 @@ import (
 // ended it refuses more guidance with the engine's message.
 func TestTUISteerReachesTheNextWorkerPrompt(t *testing.T) {
 	t.Parallel()
-	c := newCampaign(t, "cubes", "e2e-n: 40", "e2e-challenge-n: 400", "e2e-save-prompt: yes", "e2e-pause-turns: 1")
-	if r := sj(t, "", c.args(120, 30)...); r.code != 0 || status(t, c.dir).Status != "paused" {
-		t.Fatalf("a study whose agent pauses it in turn 1: %s", r)
-	}
+	c := pausedInTurn1(t)
 	const text = "Prefer exact integer arithmetic, sent from the dashboard."
 	s := tuiScreen(t, tuiEnv(), bin, "tui", "--campaign", c.dir)
 	s.waitText(10*time.Second, "PAUSED", "s guidance")
@@ -66,7 +63,7 @@ func TestTUIContinuesAFinishedStudy(t *testing.T) {
 	s := tuiScreen(t, tuiEnv(), "env", "SIMJECTURE_WORKSPACE="+ws, bin, "tui", "--campaign", parent.dir)
 	s.waitText(10*time.Second, "COMPLETED", "C continue")
 	s.keys("C")
-	s.waitText(10*time.Second, "continuation phase", "Continue from", "notes.md  25 B", "refused .secret: is hidden")
+	s.waitText(10*time.Second, "continuation phase", "Continue from", "notes.md  25B", "refused .secret: is hidden")
 	for i := 0; !strings.Contains(s.capture(), "› [ ] notes.md"); i++ {
 		if i == 30 {
 			t.Fatalf("notes.md never got the selection:\n%s", s.capture())

@@ -189,7 +189,7 @@ func (m formModel) contLines(w int) ([]string, int) {
 	if m.focus == fInherit {
 		label = st.Focus.Render(label)
 	}
-	lines = append(lines, label+fmt.Sprintf("%d of %d chosen · %s", n, len(p.files), sizeText(bytes)))
+	lines = append(lines, label+fmt.Sprintf("%d of %d chosen · %s", n, len(p.files), human(bytes)))
 	at := len(lines) - 1
 	if len(p.files) == 0 {
 		lines = append(lines, st.Dim.Render("    no file of its research/ can be inherited"))
@@ -203,7 +203,7 @@ func (m formModel) contLines(w int) ([]string, int) {
 		if p.picked[i] {
 			box = "[x]"
 		}
-		lines = append(lines, fit(fmt.Sprintf("  %s%s %s  %s", mark, box, p.files[i].Path, sizeText(p.files[i].Bytes)), w))
+		lines = append(lines, fit(fmt.Sprintf("  %s%s %s  %s", mark, box, p.files[i].Path, human(p.files[i].Bytes)), w))
 	}
 	if more := len(p.files) - pickerRows; more > 0 {
 		lines = append(lines, st.Dim.Render(fit(fmt.Sprintf("    %d–%d of %d", lo+1, min(len(p.files), lo+pickerRows), len(p.files)), w)))
@@ -239,17 +239,6 @@ func (m formModel) refusedLines(w int) []string {
 		out[i] = m.c.Styles.Dim.Render(fit(l, w))
 	}
 	return out
-}
-
-// sizeText is a byte count for people: 24 B, 3.1 KiB, 1.0 MiB.
-func sizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // continuationRows are the review's lines of a continuation.

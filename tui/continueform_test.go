@@ -77,7 +77,7 @@ func TestContinueFormCreatesTheChild(t *testing.T) {
 	m, _ = step(t, m, keyMsg(" ")) // sub/data.csv
 	golden(t, "continue_form_100x30", m.View())
 	assertFits(t, m.View(), 100, 30)
-	for _, want := range []string{"Continue from   /work/studies/kepler", "[ ] notes.md  24 B", "[x] sub/data.csv  1.5 KiB",
+	for _, want := range []string{"Continue from   /work/studies/kepler", "[ ] notes.md  24B", "[x] sub/data.csv  2K",
 		"refused big.bin: is larger than", "‹ command ›", "/usr/local/bin/agent"} {
 		if !strings.Contains(m.View(), want) {
 			t.Errorf("the continuation form lacks %q", want)
