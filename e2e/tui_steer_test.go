@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,9 @@ func TestTUISteerReachesTheNextWorkerPrompt(t *testing.T) {
 	if n := len(steeringOf(t, c.dir)); n != 1 {
 		t.Errorf("guidance refused after the end was stored: %d messages", n)
 	}
-	s.keys("Escape", "q")
+	s.keys("Escape") // alone: an escape followed at once by q reads as alt+q
+	s.waitGone(5*time.Second, "Operator guidance")
+	s.keys("q")
 	s.waitExit(10 * time.Second)
 }
 
@@ -64,12 +67,10 @@ func TestTUIContinuesAFinishedStudy(t *testing.T) {
 	s.waitText(10*time.Second, "COMPLETED", "C continue")
 	s.keys("C")
 	s.waitText(10*time.Second, "continuation phase", "Continue from", "notes.md  25B", "refused .secret: is hidden")
-	for i := 0; !strings.Contains(s.capture(), "› [ ] notes.md"); i++ {
-		if i == 30 {
-			t.Fatalf("notes.md never got the selection:\n%s", s.capture())
-		}
+	for range pickerIndex(t, filepath.Join(parent.dir, "research"), "notes.md") {
 		s.keys("Down")
 	}
+	s.waitText(5*time.Second, "› [ ] notes.md")
 	s.keys("Space")
 	s.waitText(5*time.Second, "› [x] notes.md", "1 of")
 	s.keys("Tab", "Tab", "Tab", "Tab") // picker → hypothesis → its file → instructions → its file
@@ -97,4 +98,31 @@ func TestTUIContinuesAFinishedStudy(t *testing.T) {
 	}
 	s.keys("q")
 	s.waitExit(10 * time.Second)
+}
+
+// pickerIndex is the place of rel among the files the continue form's
+// picker offers from research (walk order, hidden entries left out).
+func pickerIndex(t *testing.T, research, rel string) int {
+	t.Helper()
+	i, found := 0, false
+	err := filepath.WalkDir(research, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case strings.HasPrefix(d.Name(), ".") && p != research && d.IsDir():
+			return filepath.SkipDir
+		case found || d.IsDir() || strings.HasPrefix(d.Name(), "."):
+			return nil
+		}
+		if r, _ := filepath.Rel(research, p); r == rel {
+			found = true
+		} else {
+			i++
+		}
+		return nil
+	})
+	if err != nil || !found {
+		t.Fatalf("%s is not in %s (%v)", rel, research, err)
+	}
+	return i
 }
