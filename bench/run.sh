@@ -29,5 +29,7 @@ echo "== bench grade: an honest kepler-energy submission (6 sandboxed case runs)
 go test -run '^$' -bench 'BenchmarkGrade' -benchtime 10x ./engine/benchtask/ | grep Benchmark
 echo "== engine: supervisor memory over 3000 experiments"
 go test -run '^$' -bench 'SupervisorMemory' -benchtime 1x ./engine/ | grep Benchmark
+echo "== engine: lab status and lab brief at 100, 1,000 and 3,000 experiments (ratio-3000/100 ≤ 1.5)"
+go test -run '^$' -bench 'LabStatus' -benchtime 200x ./engine/ | grep Benchmark
 echo "== tui: bridge and Update under 10,000 events/s"
 go test -run '^$' -bench 'BridgeFlood' -benchtime 20000x ./tui/ | grep Benchmark

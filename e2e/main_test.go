@@ -224,6 +224,7 @@ type receipt struct {
 	Artifacts        map[string]artifact `json:"artifacts"`
 	ArtifactDir      string              `json:"artifact_dir"`
 	Returncode       *int                `json:"returncode"`
+	Guidance         []string            `json:"guidance"`
 }
 
 type artifact struct {

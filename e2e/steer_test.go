@@ -58,10 +58,7 @@ func refusedSteer(t *testing.T, dir, text, key, why string) {
 // the call idempotent, and the ended study refuses more.
 func TestSteerReachesPromptAndPacket(t *testing.T) {
 	t.Parallel()
-	c := newCampaign(t, "cubes", "e2e-n: 40", "e2e-challenge-n: 400", "e2e-save-prompt: yes", "e2e-pause-turns: 1")
-	if r := sj(t, "", c.args(120, 30)...); r.code != 0 || status(t, c.dir).Status != "paused" {
-		t.Fatalf("a study whose agent pauses it in turn 1: %s", r)
-	}
+	c := pausedInTurn1(t)
 	const text = "Prefer exact integer arithmetic; report max_abs_diff."
 	first, r := steer(t, c.dir, text, "k1")
 	if r.code != 0 || first.Existing || first.ID == "" || first.DeliveredAt != nil {
@@ -77,11 +74,23 @@ func TestSteerReachesPromptAndPacket(t *testing.T) {
 	}
 	checkPromptCarries(t, c.dir, first.ID, text)
 	checkPacketCarries(t, c.dir, first.ID)
+	checkReceiptsList(t, c.dir, first.ID)
 	got := steeringOf(t, c.dir)
 	if len(got) != 1 || got[0].ID != first.ID || got[0].DeliveredAt == nil || got[0].RequestKey == nil || *got[0].RequestKey != "k1" {
 		t.Errorf("status --json steering = %+v; want the one message, delivered, under k1", got)
 	}
 	refusedSteer(t, c.dir, "one more idea", "k2", "--continue-from")
+}
+
+// pausedInTurn1 is a cubes study that saves its prompts and whose agent
+// paused it in turn 1, before any work.
+func pausedInTurn1(t *testing.T) campaign {
+	t.Helper()
+	c := newCampaign(t, "cubes", "e2e-n: 40", "e2e-challenge-n: 400", "e2e-save-prompt: yes", "e2e-pause-turns: 1")
+	if r := sj(t, "", c.args(120, 30)...); r.code != 0 || status(t, c.dir).Status != "paused" {
+		t.Fatalf("a study whose agent pauses it in turn 1: %s", r)
+	}
+	return c
 }
 
 func checkPromptCarries(t *testing.T, dir, id, text string) {
@@ -110,5 +119,26 @@ func checkPacketCarries(t *testing.T, dir, id string) {
 	}
 	if err != nil || json.Unmarshal(b, &p) != nil || len(p.Steering) != 1 || p.Steering[0].ID != id {
 		t.Errorf("review packet %s steering = %+v (%v); want %s", packets[0], p.Steering, err, id)
+	}
+}
+
+// checkReceiptsList wants every receipt (all submitted after the guidance
+// was queued) to list it, in status --json and in report.json.
+func checkReceiptsList(t *testing.T, dir, id string) {
+	t.Helper()
+	var rep snapshot
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report.json unreadable: %v", err)
+	}
+	for where, snap := range map[string]snapshot{"status --json": status(t, dir), "report.json": rep} {
+		if len(snap.Experiments) == 0 {
+			t.Errorf("%s: no experiments", where)
+		}
+		for _, r := range snap.Experiments {
+			if len(r.Guidance) != 1 || r.Guidance[0] != id {
+				t.Errorf("%s: receipt %s guidance = %v; want [%s]", where, r.ID, r.Guidance, id)
+			}
+		}
 	}
 }

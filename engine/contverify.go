@@ -12,24 +12,41 @@ import (
 // reached through no symlink, with their recorded sha256. The first that is
 // not is named; a study whose snapshot changed does not open.
 func VerifyContinuation(c Campaign, k Contract) error {
-	cont := k.Continuation
+	if f := continuationFindings(c, k.Continuation); len(f) > 0 {
+		return fmt.Errorf("%s; the study will not open: %w", f[0], ErrInvalid)
+	}
+	return nil
+}
+
+// snapshotFile is one file of the frozen snapshot: its path from the
+// campaign folder and its recorded sha256.
+type snapshotFile struct{ rel, sha string }
+
+// snapshotFiles lists the files a continuation block records.
+func snapshotFiles(cont *Continuation) []snapshotFile {
 	if cont == nil {
 		return nil
 	}
-	want := []struct{ rel, sha string }{
-		{summaryJSONName, cont.SummarySHA256},
-		{summaryMDName, cont.SummaryMDSHA256},
+	want := []snapshotFile{
+		{ContinuationDir + "/" + summaryJSONName, cont.SummarySHA256},
+		{ContinuationDir + "/" + summaryMDName, cont.SummaryMDSHA256},
 	}
 	for _, f := range cont.Files {
-		want = append(want, struct{ rel, sha string }{"files/" + f.Path, f.SHA256})
+		want = append(want, snapshotFile{ContinuationDir + "/files/" + f.Path, f.SHA256})
 	}
-	for _, w := range want {
-		rel := ContinuationDir + "/" + w.rel
-		if err := checkFrozenSnapshotFile(c.Dir, rel, w.sha); err != nil {
-			return fmt.Errorf("continuation snapshot %s %s; the study will not open: %w", rel, err.Error(), ErrInvalid)
+	return want
+}
+
+// continuationFindings re-hashes every file a continuation block records,
+// one finding per file that does not match, in the block's order.
+func continuationFindings(c Campaign, cont *Continuation) []string {
+	var f []string
+	for _, w := range snapshotFiles(cont) {
+		if err := checkFrozenSnapshotFile(c.Dir, w.rel, w.sha); err != nil {
+			f = append(f, fmt.Sprintf("continuation snapshot %s %s", w.rel, err.Error()))
 		}
 	}
-	return nil
+	return f
 }
 
 // checkFrozenSnapshotFile checks one file of the snapshot, rel from dir.

@@ -308,6 +308,7 @@ type SteeringQueuedPayload struct {
 	Chars      int    `json:"chars"`
 	ID         string `json:"id"`
 	RequestKey string `json:"request_key,omitempty"`
+	SHA256     string `json:"sha256"` // of the text
 }
 
 // SteeringDeliveredPayload is the guidance a worker prompt carried first.

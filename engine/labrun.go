@@ -69,6 +69,9 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (Receipt, error) {
 				return err
 			}
 		}
+		if r.Guidance, err = tx.SteeringIDs(); err != nil {
+			return err
+		}
 		if _, err := putReceipt(tx, r); err != nil {
 			return err
 		}

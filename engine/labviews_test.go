@@ -191,3 +191,23 @@ func TestNotesPagesNewestFirstByKind(t *testing.T) {
 	_, err = lab.Call(ctx, "notes", []byte(`{"kind":"hunch"}`))
 	checkLabError(t, err, "kind")
 }
+
+// On a study of 3,000 experiments with chatty logs, lab status with no
+// arguments answers in at most 64 KB, no larger than on a study of 100
+// plus a page's rounding, and lab brief within its default limit.
+func TestLabViewsStayBoundedAtScale(t *testing.T) {
+	sizes := map[int]int{}
+	for _, n := range []int{100, 3000} {
+		lab := seedLabStudy(t, n)
+		sizes[n] = callSize(t, lab, "status")
+		if brief := callSize(t, lab, "brief"); brief > DefaultBriefBytes {
+			t.Errorf("n=%d: lab brief answers %d bytes; its limit is %d", n, brief, DefaultBriefBytes)
+		}
+	}
+	if sizes[3000] > 64<<10 {
+		t.Errorf("n=3000: lab status answers %d bytes; at most %d", sizes[3000], 64<<10)
+	}
+	if sizes[3000] > sizes[100]+256 {
+		t.Errorf("lab status grows with the study: %d bytes at 100 experiments, %d at 3,000", sizes[100], sizes[3000])
+	}
+}

@@ -60,7 +60,12 @@ func Steer(ctx context.Context, c Campaign, text, key string) (SteerResult, erro
 		res, err = queueSteering(tx, c, text, key, time.Now().UTC())
 		return err
 	})
-	return res, err
+	if err != nil || res.Existing || Owned(c) {
+		return res, err
+	}
+	// With no supervisor to rewrite them, the reports anchor the new event
+	// (verify compares the log's head with report.json's).
+	return res, WriteReports(ctx, c, s)
 }
 
 func checkSteering(text, key string) error {
@@ -102,11 +107,13 @@ func queueSteering(tx *store.Tx, c Campaign, text, key string, now time.Time) (S
 		return SteerResult{}, fmt.Errorf("the study has %d messages of guidance, the most it takes; "+
 			"start a continuation phase (study --continue-from %s): %w", n, c.Dir, ErrInvalid)
 	}
-	row := store.SteeringRow{ID: newSteeringID(), RequestKey: key, Text: text, CreatedAt: now.Format(time.RFC3339Nano)}
+	row := store.SteeringRow{ID: newSteeringID(), RequestKey: key, Text: text, CreatedAt: now.Format(time.RFC3339Nano),
+		TextSHA256: docHash([]byte(text))}
 	if row.Seq, err = tx.AddSteering(row); err != nil {
 		return SteerResult{}, err
 	}
-	return SteerResult{Steering: steeringOf(row)}, appendEvent(tx, SteeringQueuedPayload{ID: row.ID, Chars: utf8.RuneCountInString(text), RequestKey: key})
+	return SteerResult{Steering: steeringOf(row)}, appendEvent(tx, SteeringQueuedPayload{ID: row.ID,
+		Chars: utf8.RuneCountInString(text), RequestKey: key, SHA256: row.TextSHA256})
 }
 
 // checkNotEnded refuses guidance for a study that has ended or whose

@@ -87,6 +87,7 @@ type Receipt struct {
 	Key              string                      `json:"key,omitempty"`
 	Timeout          float64                     `json:"timeout"`
 	Resources        Resources                   `json:"resources"`
+	Guidance         []string                    `json:"guidance"` // steering ids that existed at submission; null on receipts older than the field
 	Inputs           map[string]string           `json:"inputs"`
 	Outputs          []string                    `json:"outputs"`
 	Artifacts        map[string]sandbox.Artifact `json:"artifacts"`

@@ -19,7 +19,7 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 	if bad := s.IntegrityCheck(ctx); len(bad) > 0 {
 		return bad, nil
 	}
-	var findings []string
+	var findings, more []string
 	var exps []Receipt
 	var reviews []Review
 	err := s.Read(ctx, func(tx *store.Tx) error {
@@ -30,7 +30,10 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 		if exps, err = listDocs[Receipt](tx, store.Experiments); err != nil {
 			return err
 		}
-		reviews, err = listDocs[Review](tx, store.Reviews)
+		if reviews, err = listDocs[Review](tx, store.Reviews); err != nil {
+			return err
+		}
+		more, err = verifyGuidanceAndContinuation(c, tx, exps)
 		return err
 	})
 	if err != nil {
@@ -39,8 +42,8 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 	for _, r := range exps {
 		findings = append(findings, verifyReceipt(c, c.Place(r))...)
 	}
-	findings = append(findings, verifyPackets(c, reviews)...)
-	more, err := verifyRecords(ctx, c, s)
+	findings = append(append(findings, verifyPackets(c, reviews)...), more...)
+	records, err := verifyRecords(ctx, c, s)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
@@ -48,7 +51,18 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	return append(append(findings, more...), meaning...), nil
+	return append(append(findings, records...), meaning...), nil
+}
+
+// verifyGuidanceAndContinuation checks the operator guidance and, for a
+// continuation phase, its frozen snapshot.
+func verifyGuidanceAndContinuation(c Campaign, tx *store.Tx, exps []Receipt) ([]string, error) {
+	f, err := verifySteering(tx, exps)
+	if err != nil {
+		return nil, err
+	}
+	cont, err := verifyContinuationRecord(c, tx)
+	return append(f, cont...), err
 }
 
 func verifyReceipt(c Campaign, r Receipt) []string {

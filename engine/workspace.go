@@ -109,8 +109,11 @@ func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, ins
 		*path = filepath.Join(tmp, name)
 		return os.WriteFile(*path, []byte(text), 0o600)
 	}
-	if err := write(&r.HypothesisFile, "hypothesis.txt", hypothesis); err != nil {
-		return Contract{}, fmt.Errorf("new study: %w", err)
+	// A continuation keeps its parent's hypothesis unless one is typed.
+	if keepParent := r.ContinueFrom != "" && strings.TrimSpace(hypothesis) == ""; !keepParent {
+		if err := write(&r.HypothesisFile, "hypothesis.txt", hypothesis); err != nil {
+			return Contract{}, fmt.Errorf("new study: %w", err)
+		}
 	}
 	if err := write(&r.InstructionsFile, "instructions.txt", instructions); err != nil {
 		return Contract{}, fmt.Errorf("new study: %w", err)

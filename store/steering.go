@@ -14,9 +14,10 @@ type SteeringRow struct {
 	Text        string
 	CreatedAt   string
 	DeliveredAt string
+	TextSHA256  string // sha256 of Text when queued; "" for messages queued before it was kept
 }
 
-const steeringCols = "seq, id, coalesce(request_key, ''), text, created_at, coalesce(delivered_at, '')"
+const steeringCols = "seq, id, coalesce(request_key, ''), text, created_at, coalesce(delivered_at, ''), coalesce(text_sha256, '')"
 
 // AddSteering appends a message of guidance; a request key already used is
 // refused by the table.
@@ -25,8 +26,12 @@ func (t *Tx) AddSteering(r SteeringRow) (int64, error) {
 	if r.RequestKey != "" {
 		key = r.RequestKey
 	}
-	res, err := t.tx.ExecContext(t.ctx, "INSERT INTO steering (id, request_key, text, created_at) VALUES (?, ?, ?, ?)",
-		r.ID, key, r.Text, r.CreatedAt)
+	var sum any
+	if r.TextSHA256 != "" {
+		sum = r.TextSHA256
+	}
+	res, err := t.tx.ExecContext(t.ctx, "INSERT INTO steering (id, request_key, text, created_at, text_sha256) VALUES (?, ?, ?, ?, ?)",
+		r.ID, key, r.Text, r.CreatedAt, sum)
 	if err != nil {
 		return 0, fmt.Errorf("record steering: %w", err)
 	}
@@ -55,6 +60,24 @@ func (t *Tx) CountSteering() (int, error) {
 		return 0, fmt.Errorf("count steering: %w", err)
 	}
 	return n, nil
+}
+
+// SteeringIDs lists the ids of every message, oldest first.
+func (t *Tx) SteeringIDs() ([]string, error) {
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT id FROM steering ORDER BY seq")
+	if err != nil {
+		return nil, fmt.Errorf("list steering ids: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list steering ids: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // UndeliveredSteering lists at most limit messages no prompt has carried,
@@ -92,7 +115,7 @@ func (t *Tx) querySteering(q string, args ...any) ([]SteeringRow, error) {
 	var out []SteeringRow
 	for rows.Next() {
 		var r SteeringRow
-		if err := rows.Scan(&r.Seq, &r.ID, &r.RequestKey, &r.Text, &r.CreatedAt, &r.DeliveredAt); err != nil {
+		if err := rows.Scan(&r.Seq, &r.ID, &r.RequestKey, &r.Text, &r.CreatedAt, &r.DeliveredAt, &r.TextSHA256); err != nil {
 			return nil, fmt.Errorf("list steering: %w", err)
 		}
 		out = append(out, r)

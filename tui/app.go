@@ -101,7 +101,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.form, cmd = m.form.Update(msg)
 	case createdMsg:
 		m.review, cmd = m.review.Update(msg)
-	case studyOpenedMsg, stateMsg, procsMsg, eventsMsg, tickMsg, controlDoneMsg, handedOverMsg, evidenceMsg, historyMsg:
+	case continueMsg:
+		return m.handleContinue(msg)
+	case studyOpenedMsg, stateMsg, procsMsg, eventsMsg, tickMsg, controlDoneMsg, handedOverMsg, evidenceMsg, historyMsg, steerDoneMsg:
 		m.dash, cmd = m.dash.Update(msg)
 	case logMsg:
 		m.dash, cmd = m.dash.Update(msg)

@@ -30,6 +30,10 @@ type Study interface {
 	Evidence(ctx context.Context, review string) ([]engine.Evidence, error)
 	// Events reads a page of the event history (Activity paging back).
 	Events(ctx context.Context, p engine.EventPage) ([]engine.Event, error)
+	// Steer queues operator guidance through the engine (engine.Steer).
+	Steer(ctx context.Context, text string) (engine.SteerResult, error)
+	// ContinuationDraft reads what a continuation of the study starts from.
+	ContinuationDraft(ctx context.Context) (engine.ContinuationDraft, error)
 }
 
 // StudyState is one refresh of a study.
@@ -122,6 +126,7 @@ type KeyMap struct {
 	Background                                                  key.Binding // leave the study running
 	PageUp, PageDown, Top, Bottom                               key.Binding
 	Filter                                                      key.Binding // narrow a list
+	Steer, Continue                                             key.Binding // operator guidance; a continuation phase
 }
 
 // DefaultKeys returns the key bindings.
@@ -142,6 +147,7 @@ func DefaultKeys() KeyMap {
 		PageUp:     b("page up", "pgup"), PageDown: b("page down", "pgdown", " "),
 		Top: b("top", "g", "home"), Bottom: b("end", "G", "end"),
 		Filter: b("filter", "/"),
+		Steer:  b("guidance", "s"), Continue: b("continue", "C"),
 	}
 }
 

@@ -90,6 +90,7 @@ type dashModel struct {
 	log           logModel       // the log viewer, when open
 	evidence      reviewEvidence // the review detail's measured values
 	hist          eventHistory   // where the Activity window stands
+	steer         steerModel     // the steering overlay (steer.go)
 
 	refreshing, sampling, controlling, dirty bool
 	ticks                                    int
@@ -184,6 +185,8 @@ func (m dashModel) Update(msg tea.Msg) (dashModel, tea.Cmd) {
 		return m.handleEvidence(msg)
 	case historyMsg:
 		return m.handleHistory(msg)
+	case steerDoneMsg:
+		return m.handleSteerDone(msg)
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	}
@@ -316,6 +319,8 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		return m, nil
 	case m.log.open:
 		return m.handleLogKey(msg)
+	case m.steer.open:
+		return m.handleSteerKey(msg)
 	case m.filters[m.focus].editing:
 		return m.handleFilterKey(msg)
 	case m.wantsLog(msg):
@@ -348,6 +353,10 @@ func (m dashModel) handleKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 		return m.handleWarningKey()
 	case key.Matches(msg, k.Pause), key.Matches(msg, k.Resume), key.Matches(msg, k.Cancel):
 		return m.handleControlKey(msg)
+	case key.Matches(msg, k.Steer):
+		return m.openSteer()
+	case key.Matches(msg, k.Continue):
+		return m.beginContinue()
 	}
 	return m, nil
 }

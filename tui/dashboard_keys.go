@@ -43,6 +43,9 @@ func (m dashModel) interrupted() bool { return m.state.Snapshot.Status == engine
 // hints are the keys that can act in the dashboard's current state.
 func (m dashModel) hints() []hint {
 	k := m.c.Keys
+	if m.steer.open {
+		return m.steerHints()
+	}
 	if m.filters[m.focus].editing && !m.detail {
 		return filterHints()
 	}
@@ -62,7 +65,8 @@ func (m dashModel) hints() []hint {
 	for _, c := range []struct {
 		ok bool
 		b  key.Binding
-	}{{m.canPause(), k.Pause}, {m.canResume(), k.Resume}, {m.canCancel(), k.Cancel}} {
+	}{{m.study != nil && m.loaded, k.Steer}, {m.canPause(), k.Pause}, {m.canResume(), k.Resume}, {m.canCancel(), k.Cancel},
+		{m.canContinue(), k.Continue}} {
 		if c.ok {
 			hs = append(hs, hintOf(c.b))
 		}

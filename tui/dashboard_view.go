@@ -31,6 +31,9 @@ func (m dashModel) View() string {
 	if m.help {
 		body = overlay(body, m.helpLines(), w)
 	}
+	if m.steer.open {
+		body = overlay(body, m.steerLines(w), w)
+	}
 	if m.leaveErr != "" {
 		lines = append(lines, m.leaveErrLine(w))
 	}

@@ -53,6 +53,12 @@ func TestDocListsEveryKey(t *testing.T) {
 		"Dashboard": append(append(dash.dash.hints(), dismissed.dash.hints()...), openDash(t, paused, false, 120, 40).dash.hints()...),
 		"Detail":    detail.dash.hints(),
 	}
+	steering, _ := step(t, dash, keyMsg("s"))
+	continuing, cmd := step(t, openDash(t, finished(), false, 120, 40), keyMsg("C"))
+	continuing = feed(t, continuing, cmd)
+	offered["Steering"] = steering.dash.hints()
+	offered["Dashboard"] = append(offered["Dashboard"], openDash(t, finished(), false, 120, 40).dash.hints()...)
+	offered["New study"] = append(offered["New study"], continuing.form.hints()...)
 	for screen, hs := range offered {
 		for _, h := range hs {
 			if !doc[screen][h.key] {

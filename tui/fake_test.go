@@ -44,6 +44,7 @@ type fakeEngine struct {
 	files      map[string]string            // what ReadText finds
 	evidence   map[string][]engine.Evidence // what Evidence finds, by review
 	history    []engine.Event               // the event log Events pages, oldest first
+	contFake                                // Steer and ContinuationDraft (steer_test.go)
 }
 
 func (f *fakeEngine) Dir() string { return "/work/studies/kepler" }
@@ -219,6 +220,8 @@ func keyMsg(s string) tea.KeyMsg {
 	switch s {
 	case "tab":
 		return tea.KeyMsg{Type: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyMsg{Type: tea.KeyShiftTab}
 	case "enter":
 		return tea.KeyMsg{Type: tea.KeyEnter}
 	case "esc":

@@ -31,11 +31,13 @@ const (
 	fTurn
 	fBackend
 	fDir
+	fInherit // a continuation's picker (continueform.go); shown first, reached after fDir
 	fieldCount
 )
 
 var fieldLabels = [fieldCount]string{"Hypothesis", "  or file", "Instructions", "  or file", "Agent backend", "Model",
-	"Executable", "Connection file", "Completion", "Wall seconds", "Turn seconds", "Execution", "Campaign folder"}
+	"Executable", "Connection file", "Completion", "Wall seconds", "Turn seconds", "Execution", "Campaign folder",
+	"Inherit files"}
 
 // backendChoice is one choice of the execution backend selector.
 type backendChoice struct {
@@ -82,6 +84,7 @@ type formModel struct {
 	help          bool
 	confirmEsc    bool // esc asked whether to throw away what was typed
 	defaults      [fieldCount]string
+	cont          *contPicker // a continuation's parent and files (continueform.go); nil otherwise
 }
 
 // newForm is a form whose default campaign folder is named after now and
@@ -173,6 +176,8 @@ func (m formModel) handleKey(msg tea.KeyMsg) (formModel, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Back):
 		return m, msgCmd(homeMsg{})
+	case m.pickerKey(msg):
+		return m.handlePickerKey(msg), nil
 	case key.Matches(msg, k.Review):
 		return m.handleReview()
 	case key.Matches(msg, k.Tab), msg.Type == tea.KeyDown:
@@ -180,7 +185,7 @@ func (m formModel) handleKey(msg tea.KeyMsg) (formModel, tea.Cmd) {
 	case key.Matches(msg, k.BackTab), msg.Type == tea.KeyUp:
 		return m.moveFocus(-1), nil
 	case msg.Type == tea.KeyEnter:
-		if m.focus == fieldCount-1 {
+		if m.focus == fDir {
 			return m.handleReview()
 		}
 		return m.moveFocus(1), nil
@@ -202,7 +207,9 @@ func (m formModel) handleConfirmEsc(msg tea.KeyMsg) (formModel, tea.Cmd) {
 	return m, nil
 }
 
-func (m formModel) isChoice(f int) bool { return f == fAgent || f == fPolicy || f == fBackend }
+func (m formModel) isChoice(f int) bool {
+	return f == fAgent || f == fPolicy || f == fBackend || f == fInherit
+}
 
 func (m formModel) handleChoiceKey(msg tea.KeyMsg) formModel {
 	step := 0
@@ -234,6 +241,9 @@ func (m formModel) agentBackend() engine.AgentBackend { return engine.AgentBacke
 func (m formModel) need(f int) engine.Need {
 	if field, ok := agentFieldOf(f); ok {
 		return m.agentBackend().Need(field)
+	}
+	if f == fInherit && m.cont == nil {
+		return engine.Forbidden
 	}
 	return engine.Optional
 }
@@ -289,7 +299,7 @@ func (m formModel) study() (NewStudy, error) {
 	n := NewStudy{Dir: v(fDir), Hypothesis: v(fHypothesis), HypothesisFile: v(fHypothesisFile),
 		Instructions: v(fInstructions), InstructionsFile: v(fInstructionsFile)}
 	switch {
-	case n.Hypothesis == "" && n.HypothesisFile == "":
+	case n.Hypothesis == "" && n.HypothesisFile == "" && m.cont == nil:
 		return n, fmt.Errorf("type a hypothesis or give its file")
 	case n.Instructions == "" && n.InstructionsFile == "":
 		return n, fmt.Errorf("type the instructions or give their file")
@@ -303,6 +313,7 @@ func (m formModel) study() (NewStudy, error) {
 	}
 	n.Request = engine.Request{Mode: "minimal", AgentBackend: m.agentBackend().Name, ExecutionBackend: backendChoices[m.backend].name,
 		CompletionPolicy: engine.Policies[m.policy], WallSeconds: wall, TurnSeconds: turn}
+	m.applyContinuation(&n.Request)
 	return n, m.agentFields(&n.Request, v)
 }
 
@@ -326,10 +337,15 @@ func (m formModel) agentFields(r *engine.Request, v func(int) string) error {
 // View renders the form.
 func (m formModel) View() string {
 	w, h := max(m.width, 20), max(m.height, 6)
-	lines := []string{m.c.Styles.Title.Render("New study"), ""}
+	cont, at := m.contLines(w)
+	lines := append([]string{m.c.Styles.Title.Render(m.title()), ""}, cont...)
+	focusLine := 2 + at
 	for f := range fieldCount {
-		if m.need(f) == engine.Forbidden {
+		if m.need(f) == engine.Forbidden || f == fInherit {
 			continue
+		}
+		if f == m.focus {
+			focusLine = len(lines)
 		}
 		if f == fBackend {
 			lines = append(lines, m.backendLines(w)...)
@@ -337,10 +353,11 @@ func (m formModel) View() string {
 		}
 		lines = append(lines, m.fieldLine(f, w))
 	}
-	lines = append(lines, "")
+	tail := []string{""}
 	for _, l := range wrap(m.err, w) {
-		lines = append(lines, m.c.Styles.Bad.Render(l))
+		tail = append(tail, m.c.Styles.Bad.Render(l))
 	}
+	lines = append(scrollTo(lines, focusLine, h-1-len(tail)), tail...)
 	out := block(lines, w, h-1)
 	if m.help {
 		out = overlay(out, helpBox("Keys: new study", m.hints()), w)
@@ -356,6 +373,9 @@ func (m formModel) View() string {
 // hints are the form's keys that can act on the focused field.
 func (m formModel) hints() []hint {
 	k := m.c.Keys
+	if m.focus == fInherit {
+		return m.pickerHints()
+	}
 	hs := []hint{{"tab/↑↓", "field"}}
 	if m.isChoice(m.focus) {
 		hs = append(hs, hint{"←→", "choose"})

@@ -129,7 +129,10 @@ func (m reviewModel) View() string {
 	lines := []string{m.c.Styles.Title.Render("Review the frozen contract"), ""}
 	kv := func(k, v string) { lines = append(lines, fit(fmt.Sprintf("  %-18s %s", k, v), w)) }
 	kv("Campaign folder", m.study.Dir)
-	kv("Hypothesis", text(m.study.Hypothesis, m.study.HypothesisFile, m.texts[0]))
+	for _, row := range continuationRows(m.study) {
+		kv(row[0], row[1])
+	}
+	kv("Hypothesis", hypothesisText(m.study, text(m.study.Hypothesis, m.study.HypothesisFile, m.texts[0])))
 	kv("Instructions", text(m.study.Instructions, m.study.InstructionsFile, m.texts[1]))
 	kv("Mode", r.Mode)
 	kv("Agent backend", r.AgentBackend)

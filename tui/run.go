@@ -202,7 +202,7 @@ func (r *runtime) Open(ctx context.Context, dir string, launch bool, gen int) (S
 	if err != nil {
 		return nil, err
 	}
-	s := &liveStudy{c: c, view: view, mon: engine.NewProcMonitor(), wg: &r.wg, runCtx: r.ctx}
+	s := &liveStudy{c: c, view: view, mon: engine.NewProcMonitor(), wg: &r.wg, runCtx: r.ctx, readOnly: r.opt.ReadOnly}
 	if !r.opt.ReadOnly {
 		s.launch, s.detach = r.opt.Launch, r.opt.Detach
 	}

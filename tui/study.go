@@ -22,6 +22,8 @@ type liveStudy struct {
 	wg     *sync.WaitGroup
 	runCtx context.Context // ending it cancels a supervised study (SIGTERM)
 
+	readOnly bool // --read-only: no guidance is sent from here
+
 	mu      sync.Mutex
 	sup     *engine.Supervisor
 	ownSup  bool // this study opened sup and closes it
@@ -160,4 +162,19 @@ func (s *liveStudy) close() {
 		_ = s.sup.Close()
 	}
 	_ = s.view.Close()
+}
+
+// Steer queues operator guidance for the study (engine.Steer), refused in
+// a read-only view.
+func (s *liveStudy) Steer(ctx context.Context, text string) (engine.SteerResult, error) {
+	if s.readOnly {
+		return engine.SteerResult{}, fmt.Errorf("read-only: guidance cannot be sent from this view")
+	}
+	return engine.Steer(ctx, s.c, text, "")
+}
+
+// ContinuationDraft reads the study's contract and research/ for a
+// continuation (engine.View.ContinuationDraft).
+func (s *liveStudy) ContinuationDraft(ctx context.Context) (engine.ContinuationDraft, error) {
+	return s.view.ContinuationDraft(ctx)
 }
