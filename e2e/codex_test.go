@@ -17,33 +17,40 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/simjecture/simjecture/e2e/codexcli"
 	"github.com/simjecture/simjecture/e2e/mockresponses"
+	"github.com/simjecture/simjecture/e2e/npmcli"
 )
 
-// codexVersion is the Codex CLI release the end-to-end tests drive. It is
-// installed once with npm into codexcli.Dir(codexVersion) and reused.
-const codexVersion = "0.169.0"
+// codexCLI is the Codex CLI release the end-to-end tests drive. It is
+// installed once with npm into its Dir and reused.
+var codexCLI = newPinnedCLI(npmcli.Package{Name: "@openai/codex", Version: "0.169.0", Bin: "codex"})
 
-var codexCLI struct {
+// pinnedCLI is an agent CLI from npm, installed at most once per test run.
+type pinnedCLI struct {
+	pkg        npmcli.Package
 	once       sync.Once
 	path, skip string
 	err        error
 }
 
-// codex returns the path of the installed Codex CLI, installing it first if
+func newPinnedCLI(pkg npmcli.Package) *pinnedCLI { return &pinnedCLI{pkg: pkg} }
+
+// get returns the path of the installed CLI, installing it first if
 // needed; the test is skipped only when npm cannot reach its registry.
-func codex(t *testing.T) string {
+func (c *pinnedCLI) get(t *testing.T) string {
 	t.Helper()
-	codexCLI.once.Do(func() { codexCLI.path, codexCLI.skip, codexCLI.err = codexcli.Install(codexVersion) })
+	c.once.Do(func() { c.path, c.skip, c.err = c.pkg.Install() })
 	switch {
-	case codexCLI.skip != "":
-		t.Skip(codexCLI.skip)
-	case codexCLI.err != nil:
-		t.Fatal(codexCLI.err)
+	case c.skip != "":
+		t.Skip(c.skip)
+	case c.err != nil:
+		t.Fatal(c.err)
 	}
-	return codexCLI.path
+	return c.path
 }
+
+// codex returns the path of the installed Codex CLI.
+func codex(t *testing.T) string { return codexCLI.get(t) }
 
 func lastLines(s string, n int) string {
 	l := lines(s)

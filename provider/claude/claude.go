@@ -127,11 +127,13 @@ func stateDir(t provider.Turn) string {
 
 // Env is what a turn sets on top of the inherited environment, for a
 // state folder: a HOME and configuration of its own, no traffic but the
-// model's, no self-update.
+// model's, no self-update, and the lab tools offered with their schemas
+// rather than deferred behind a tool search.
 func Env(state string) map[string]string {
 	return map[string]string{
-		"HOME":              filepath.Join(state, "home"),
-		"CLAUDE_CONFIG_DIR": filepath.Join(state, "config"),
+		"ENABLE_TOOL_SEARCH": "false",
+		"HOME":               filepath.Join(state, "home"),
+		"CLAUDE_CONFIG_DIR":  filepath.Join(state, "config"),
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"DISABLE_AUTOUPDATER":                      "1",
 	}
