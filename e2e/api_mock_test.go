@@ -20,7 +20,8 @@ import (
 // succeeded experiment and no review it asks for review of root as
 // supported; otherwise it ends the turn. A request without tools is the
 // reviewer, which approves what the packet asks. Faults replace the answer
-// to chosen fresh worker requests (the first request of a worker turn).
+// to chosen fresh worker requests (the first request of a worker turn:
+// its last message is the turn's prompt, after the stored conversation).
 type llmMock struct {
 	srv    *httptest.Server
 	key    string
@@ -126,8 +127,8 @@ func (m *llmMock) admit(r *http.Request, req llmRequest) (string, bool) {
 		m.badAuth++
 		return "", false
 	}
-	if len(req.Tools) == 0 || hasRole(req.Messages, "assistant") {
-		return "", true
+	if len(req.Tools) == 0 || req.Messages[len(req.Messages)-1].Role != "user" {
+		return "", true // a reviewer, or a request within a turn
 	}
 	m.fresh++
 	return m.faults[m.fresh], true
