@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,13 @@ type llmMock struct {
 	mu       sync.Mutex
 	faults   map[int]string // fresh worker request number (from 1) → fault
 	fresh    int
+	// midFaults: in-turn worker request number (from 1: a request after a
+	// tool result) → fault; chatty: fresh worker turns up to this number
+	// leave a long note instead of working.
+	midFaults map[int]string
+	inTurn    int
+	chatty    int
+	log       []llmRequest // every worker request, in order
 	requests int
 	served   int // answers streamed in full (each reports 100 prompt / 20 completion tokens)
 	badAuth  int
@@ -127,8 +135,13 @@ func (m *llmMock) admit(r *http.Request, req llmRequest) (string, bool) {
 		m.badAuth++
 		return "", false
 	}
-	if len(req.Tools) == 0 || req.Messages[len(req.Messages)-1].Role != "user" {
-		return "", true // a reviewer, or a request within a turn
+	if len(req.Tools) == 0 {
+		return "", true // a reviewer
+	}
+	m.log = append(m.log, req)
+	if req.Messages[len(req.Messages)-1].Role != "user" {
+		m.inTurn++
+		return m.midFaults[m.inTurn], true
 	}
 	m.fresh++
 	return m.faults[m.fresh], true
@@ -199,10 +212,28 @@ func (m *llmMock) decide(req llmRequest) (string, []llmCall) {
 		return reviewerAnswer(last.text())
 	case last.Role != "tool":
 		return "", []llmCall{{"status", map[string]any{}}}
+	case lastCallWas(req.Messages, "status") && m.chattyTurn():
+		return "", []llmCall{{"note", map[string]any{"statement": chattyNote}}}
 	case lastCallWas(req.Messages, "status"):
 		return m.next(last.text())
 	}
 	return "Work recorded; ending this turn. (Quoting an HTTP 401 or \"quota exhausted\" in my own words is not an error.)", nil
+}
+
+// chattyNote is the long note of a chatty turn.
+var chattyNote = "A long working note that only fills the conversation. " + strings.Repeat("0123456789", 150)
+
+func (m *llmMock) chattyTurn() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fresh <= m.chatty
+}
+
+// workerRequests returns the worker requests received so far.
+func (m *llmMock) workerRequests() []llmRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]llmRequest(nil), m.log...)
 }
 
 // lastCallWas reports whether the last assistant message called only name.

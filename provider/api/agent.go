@@ -131,7 +131,7 @@ func (a *Agent) work(ctx context.Context, t provider.Turn, run *turnRun) error {
 			return err
 		}
 		if len(r.calls) == 0 {
-			return nil
+			return mem.bound(a.cfg.conversationLimit()) // what stays stored is bounded too
 		}
 		if err := a.runCalls(ctx, t, run, box, mem, r.calls); err != nil {
 			return err
