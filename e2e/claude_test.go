@@ -98,6 +98,9 @@ func TestClaudeStudyCompletes(t *testing.T) {
 	checkClaudeSessions(t, c.dir, worker, reviewer)
 	checkNoKey(t, c.dir, claudeKey, r.stdout+r.stderr)
 	checkClaudeUsage(t, c.dir)
+	if v := sj(t, "", "verify", "--campaign", c.dir); v.code != 0 {
+		t.Errorf("verify: %s", v)
+	}
 }
 
 // logClaudeConversation logs one line per request the mock answered (seen
