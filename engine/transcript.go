@@ -41,14 +41,20 @@ type transcriptItem struct {
 const maxOutputLines = 8
 
 // TranscriptLines renders one line of an agent's stdout for a reader: a
-// Codex JSONL event becomes its agent message, command (with the end of its
+// Claude Code stream event (transcript_claude.go) or a Codex JSONL event becomes its agent message, command (with the end of its
 // output and its exit code), tool call or error, and events that carry
 // nothing to read (item.started, turn.started) become none. A line that is
 // not a JSON event is returned as it is (a command agent's plain text).
 func TranscriptLines(line string) []string {
 	var ev transcriptEvent
 	trimmed := strings.TrimSpace(line)
-	if !strings.HasPrefix(trimmed, "{") || json.Unmarshal([]byte(trimmed), &ev) != nil || ev.Type == "" {
+	if !strings.HasPrefix(trimmed, "{") {
+		return []string{line}
+	}
+	if out, ok := claudeLines(trimmed); ok {
+		return out
+	}
+	if json.Unmarshal([]byte(trimmed), &ev) != nil || ev.Type == "" {
 		return []string{line}
 	}
 	switch ev.Type {
