@@ -29,9 +29,9 @@ type llmMock struct {
 	source string
 	quit   chan struct{}
 
-	mu       sync.Mutex
-	faults   map[int]string // fresh worker request number (from 1) → fault
-	fresh    int
+	mu     sync.Mutex
+	faults map[int]string // fresh worker request number (from 1) → fault
+	fresh  int
 	// midFaults: in-turn worker request number (from 1: a request after a
 	// tool result) → fault; chatty: fresh worker turns up to this number
 	// leave a long note instead of working.
@@ -39,9 +39,9 @@ type llmMock struct {
 	inTurn    int
 	chatty    int
 	log       []llmRequest // every worker request, in order
-	requests int
-	served   int // answers streamed in full (each reports 100 prompt / 20 completion tokens)
-	badAuth  int
+	requests  int
+	served    int // answers streamed in full (each reports 100 prompt / 20 completion tokens)
+	badAuth   int
 }
 
 func newLLMMock(t *testing.T, key string, faults map[int]string) *llmMock {
@@ -145,15 +145,6 @@ func (m *llmMock) admit(r *http.Request, req llmRequest) (string, bool) {
 	}
 	m.fresh++
 	return m.faults[m.fresh], true
-}
-
-func hasRole(msgs []llmMessage, role string) bool {
-	for _, msg := range msgs {
-		if msg.Role == role {
-			return true
-		}
-	}
-	return false
 }
 
 // fault answers with the named fault: 429, 500, 503, cut, hang, 401, 402, 403 or 429quota.

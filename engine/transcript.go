@@ -110,16 +110,22 @@ func (it *transcriptItem) commandLines() []string {
 	if it.ExitCode != nil {
 		head += fmt.Sprintf("  (exit %d)", *it.ExitCode)
 	}
-	out := []string{head}
-	outLines := strings.Split(strings.TrimRight(it.Output, "\n"), "\n")
 	if it.Output == "" {
-		return out
+		return []string{head}
 	}
-	if n := len(outLines); n > maxOutputLines {
+	return append([]string{head}, outputTail(it.Output)...)
+}
+
+// outputTail is the last maxOutputLines lines of a command's or tool's
+// output, indented, after a line counting those left out.
+func outputTail(text string) []string {
+	var out []string
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if n := len(lines); n > maxOutputLines {
 		out = append(out, fmt.Sprintf("  … %d lines of output", n-maxOutputLines))
-		outLines = outLines[n-maxOutputLines:]
+		lines = lines[n-maxOutputLines:]
 	}
-	for _, l := range outLines {
+	for _, l := range lines {
 		out = append(out, "  "+l)
 	}
 	return out

@@ -4,50 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/simjecture/simjecture/provider/claude"
 )
 
-// claudeEvent is what TranscriptLines reads of one line of Claude Code's
-// `--output-format stream-json` (see docs/claude.md).
-type claudeEvent struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	SessionID string `json:"session_id"`
-	Message   *struct {
-		Content []struct {
-			Type    string          `json:"type"`
-			Text    string          `json:"text"`
-			Name    string          `json:"name"`
-			Input   json.RawMessage `json:"input"`
-			Content json.RawMessage `json:"content"`
-			IsError bool            `json:"is_error"`
-		} `json:"content"`
-	} `json:"message"`
-	IsAPIError bool   `json:"is_api_error_message"`
-	IsError    bool   `json:"is_error"`
-	Result     string `json:"result"`
-	Attempt    int    `json:"attempt"`
-	Status     *int   `json:"error_status"`
-	Usage      *struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-// claudeTypes are the event types of Claude Code's stream.
-var claudeTypes = map[string]bool{"system": true, "assistant": true, "user": true, "result": true}
-
-// claudeLines renders a Claude Code stream event; ok is false for a line
-// that is not one.
+// claudeLines renders a Claude Code stream event (docs/claude.md); ok is
+// false for a line that is not one.
 func claudeLines(line string) (out []string, ok bool) {
-	var ev claudeEvent
-	if json.Unmarshal([]byte(line), &ev) != nil || !claudeTypes[ev.Type] {
+	ev, ok := claude.ParseEvent([]byte(line))
+	if !ok {
 		return nil, false
 	}
 	switch ev.Type {
 	case "system":
-		return ev.systemLines(), true
+		return claudeSystemLines(ev), true
 	case "result":
-		return ev.resultLines(), true
+		return claudeResultLines(ev), true
 	}
 	if ev.Message == nil {
 		return nil, true
@@ -69,21 +41,21 @@ func claudeLines(line string) (out []string, ok bool) {
 	return out, true
 }
 
-func (ev claudeEvent) systemLines() []string {
+func claudeSystemLines(ev claude.Event) []string {
 	switch ev.Subtype {
 	case "init":
 		return []string{"── session " + ev.SessionID}
 	case "api_retry":
 		status := 0
-		if ev.Status != nil {
-			status = *ev.Status
+		if ev.ErrorStatus != nil {
+			status = *ev.ErrorStatus
 		}
 		return []string{fmt.Sprintf("── request failed (HTTP %d); Claude Code retries (attempt %d)", status, ev.Attempt)}
 	}
 	return nil
 }
 
-func (ev claudeEvent) resultLines() []string {
+func claudeResultLines(ev claude.Event) []string {
 	if ev.IsError {
 		return []string{"── turn failed: " + ev.Result}
 	}
@@ -111,14 +83,5 @@ func resultLines(raw json.RawMessage, isError bool) []string {
 	if isError {
 		head = "result (error):"
 	}
-	out := []string{head}
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	if n := len(lines); n > maxOutputLines {
-		out = append(out, fmt.Sprintf("  … %d lines", n-maxOutputLines))
-		lines = lines[n-maxOutputLines:]
-	}
-	for _, l := range lines {
-		out = append(out, "  "+l)
-	}
-	return out
+	return append([]string{head}, outputTail(text)...)
 }

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
+
+	"github.com/simjecture/simjecture/e2e/mockresponses"
 )
 
 // Request is one decoded model request, with the headers the CLI sent.
@@ -64,7 +65,7 @@ func decode(body []byte, h http.Header) (Request, error) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return Request{}, fmt.Errorf("decode request: %w", err)
 	}
-	req := Request{Header: h.Clone(), Model: raw.Model, Stream: raw.Stream, System: text(raw.System), Raw: body}
+	req := Request{Header: h.Clone(), Model: raw.Model, Stream: raw.Stream, System: mockresponses.Text(raw.System), Raw: body}
 	for _, t := range raw.Tools {
 		req.Tools = append(req.Tools, t.Name)
 	}
@@ -86,32 +87,10 @@ func blocks(raw json.RawMessage) []Block {
 	for i, b := range list {
 		out[i] = Block{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: b.Input, ToolUseID: b.ToolUseID, IsError: b.IsError}
 		if b.Type == "tool_result" {
-			out[i].Text = text(b.Content)
+			out[i].Text = mockresponses.Text(b.Content)
 		}
 	}
 	return out
-}
-
-// text flattens a string, or a list of blocks with "text", to one string.
-func text(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return string(raw)
-	}
-	texts := make([]string, len(parts))
-	for i, p := range parts {
-		texts[i] = p.Text
-	}
-	return strings.Join(texts, "\n")
 }
 
 // content is the reply's content blocks as the API returns them whole.
@@ -179,32 +158,15 @@ func stream(w http.ResponseWriter, id, model string, reply Reply) {
 func block(e sse, index int, b map[string]any) {
 	if b["type"] == "text" {
 		e.send("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, c := range chunks(b["text"].(string), 40) {
+		for _, c := range mockresponses.Chunks(b["text"].(string), 40) {
 			e.send("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "text_delta", "text": c}})
 		}
 	} else {
 		start := map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}
 		e.send("content_block_start", map[string]any{"index": index, "content_block": start})
-		for _, c := range chunks(string(b["input"].(json.RawMessage)), 64) {
+		for _, c := range mockresponses.Chunks(string(b["input"].(json.RawMessage)), 64) {
 			e.send("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": c}})
 		}
 	}
 	e.send("content_block_stop", map[string]any{"index": index})
-}
-
-// chunks splits s into pieces of at most n bytes, on rune boundaries.
-func chunks(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		cut := n
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		if cut == 0 {
-			cut = n
-		}
-		out = append(out, s[:cut])
-		s = s[cut:]
-	}
-	return append(out, s)
 }

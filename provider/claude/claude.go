@@ -71,18 +71,11 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 	if err != nil || !lostSession(t, out, st) || ctx.Err() != nil {
 		return out, err
 	}
-	fresh := t
-	fresh.Cursor = ""
-	fresh.Prompt = lostSessionNote + t.Prompt
-	fresh.LogDir = filepath.Join(t.LogDir, "new-session")
-	fresh.Timeout = t.Timeout - time.Since(started)
-	if fresh.Timeout <= 0 {
-		return out, nil
-	}
-	first := out.Duration
-	out, _, err = a.run(ctx, fresh)
-	out.Duration += first
-	return out, err
+	return provider.InFreshSession(ctx, t, started, out, lostSessionNote, "new-session",
+		func(ctx context.Context, t provider.Turn) (provider.Outcome, error) {
+			out, _, err := a.run(ctx, t)
+			return out, err
+		})
 }
 
 // run launches claude once for t and fills the Outcome from its stream.

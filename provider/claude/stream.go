@@ -2,7 +2,6 @@ package claude
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -19,9 +18,8 @@ const maxLine = 8 << 20
 // usage, the last assistant text, whether any tool was called, and the API
 // error events. It never looks at the model's prose for failures.
 type stream struct {
-	mu       sync.Mutex
-	buf      []byte
-	skipping bool // inside an over-long line
+	mu    sync.Mutex
+	lines *provider.Lines
 
 	initSeen      bool
 	session       string
@@ -53,65 +51,20 @@ func (e apiError) String() string {
 	return strings.Join(parts, ": ")
 }
 
-// event is one line of the stream (see docs/claude.md).
-type event struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	SessionID string `json:"session_id"`
-	Message   *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"message"`
-	IsAPIError     bool   `json:"is_api_error_message"`
-	IsError        bool   `json:"is_error"`
-	Error          string `json:"error"`
-	APIError       string `json:"api_error"`
-	APIErrorStatus *int   `json:"api_error_status"`
-	APIErrorType   string `json:"api_error_type"`
-	Result         string `json:"result"`
-	Usage          *struct {
-		InputTokens   int64 `json:"input_tokens"`
-		CacheCreation int64 `json:"cache_creation_input_tokens"`
-		CacheRead     int64 `json:"cache_read_input_tokens"`
-		OutputTokens  int64 `json:"output_tokens"`
-	} `json:"usage"`
-}
-
 // Write takes a chunk of stdout; it never fails.
 func (s *stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rest := p
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			s.keep(rest)
-			break
-		}
-		s.keep(rest[:i])
-		if !s.skipping {
-			s.line(s.buf)
-		}
-		s.buf, s.skipping = s.buf[:0], false
-		rest = rest[i+1:]
+	if s.lines == nil {
+		s.lines = &provider.Lines{Max: maxLine, Line: s.line}
 	}
-	return len(p), nil
-}
-
-func (s *stream) keep(b []byte) {
-	if s.skipping || len(s.buf)+len(b) > maxLine {
-		s.buf, s.skipping = s.buf[:0], true
-		return
-	}
-	s.buf = append(s.buf, b...)
+	return s.lines.Write(p)
 }
 
 // line handles one complete line; anything that is not an event is ignored.
 func (s *stream) line(b []byte) {
-	var ev event
-	if json.Unmarshal(bytes.TrimSpace(b), &ev) != nil {
+	ev, ok := ParseEvent(bytes.TrimSpace(b))
+	if !ok {
 		return
 	}
 	if ev.SessionID != "" {
@@ -129,12 +82,12 @@ func (s *stream) line(b []byte) {
 
 // assistant reads one assistant message: an API error Claude Code reports
 // as a synthetic message, or the model's text and tool calls.
-func (s *stream) assistant(ev event) {
+func (s *stream) assistant(ev Event) {
 	if ev.Message == nil {
 		return
 	}
 	if ev.IsAPIError {
-		s.errors = append(s.errors, ev.apiError(joinText(ev)))
+		s.errors = append(s.errors, toAPIError(ev, joinText(ev)))
 		return
 	}
 	for _, c := range ev.Message.Content {
@@ -150,14 +103,14 @@ func (s *stream) assistant(ev event) {
 }
 
 // result reads the final event: usage, and an error if the run failed.
-func (s *stream) result(ev event) {
+func (s *stream) result(ev Event) {
 	if u := ev.Usage; u != nil {
 		in, out := u.InputTokens+u.CacheCreation+u.CacheRead, u.OutputTokens
 		s.input, s.output = &in, &out
 	}
 	switch {
 	case ev.IsError && (ev.APIErrorStatus != nil || ev.APIError != "" || ev.APIErrorType != ""):
-		s.errors = append(s.errors, ev.apiError(ev.Result))
+		s.errors = append(s.errors, toAPIError(ev, ev.Result))
 	case ev.IsError:
 		s.errors = append(s.errors, apiError{Code: ev.Subtype})
 	case ev.Result != "":
@@ -165,7 +118,7 @@ func (s *stream) result(ev event) {
 	}
 }
 
-func (ev event) apiError(msg string) apiError {
+func toAPIError(ev Event, msg string) apiError {
 	e := apiError{Type: ev.APIErrorType, Code: ev.Error, Message: msg}
 	if e.Code == "" {
 		e.Code = ev.APIError
@@ -176,7 +129,7 @@ func (ev event) apiError(msg string) apiError {
 	return e
 }
 
-func joinText(ev event) string {
+func joinText(ev Event) string {
 	var parts []string
 	for _, c := range ev.Message.Content {
 		if c.Type == "text" {

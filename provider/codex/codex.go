@@ -20,7 +20,6 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -56,18 +55,11 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 	if err != nil || !lostThread(t, out, ev) || ctx.Err() != nil {
 		return out, err
 	}
-	fresh := t
-	fresh.Cursor = ""
-	fresh.Prompt = lostThreadNote + t.Prompt
-	fresh.LogDir = filepath.Join(t.LogDir, "new-thread")
-	fresh.Timeout = t.Timeout - time.Since(started)
-	if fresh.Timeout <= 0 {
-		return out, nil
-	}
-	first := out.Duration
-	out, _, err = a.run(ctx, fresh)
-	out.Duration += first
-	return out, err
+	return provider.InFreshSession(ctx, t, started, out, lostThreadNote, "new-thread",
+		func(ctx context.Context, t provider.Turn) (provider.Outcome, error) {
+			out, _, err := a.run(ctx, t)
+			return out, err
+		})
 }
 
 // run launches codex once for t and fills the Outcome from its events.
