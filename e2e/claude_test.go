@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,17 +82,7 @@ func TestClaudeStudyCompletes(t *testing.T) {
 	defer mock.Close()
 	c, r := claudeStudy(t, mock)
 	logClaudeConversation(t, mock)
-	if r.code != 0 {
-		t.Fatalf("study --backend claude: want exit 0, got %s\n%s", r, turnLogs(c.dir))
-	}
-	snap := status(t, c.dir)
-	if snap.Status != "completed" {
-		t.Fatalf("status %q, want completed\n%s", snap.Status, turnLogs(c.dir))
-	}
-	if root, _ := snap.claim("root"); root.Status != "supported" {
-		t.Errorf("root claim %q, want supported", root.Status)
-	}
-	checkReceipts(t, snap, "succeeded")
+	checkRootSupported(t, c.dir, r)
 	worker, reviewer := checkClaudeConversation(t, mock.Requests())
 	checkClaudeSessions(t, c.dir, worker, reviewer)
 	checkNoKey(t, c.dir, claudeKey, r.stdout+r.stderr)
@@ -122,19 +111,9 @@ func logClaudeConversation(t *testing.T, mock *mockanthropic.Server) {
 // It returns the worker's and the reviewer's session.
 func checkClaudeConversation(t *testing.T, reqs []mockanthropic.Request) (string, string) {
 	t.Helper()
-	first, resumed, reviewer := -1, -1, -1
-	for i, r := range reqs {
-		switch {
-		case r.Mentions(mockanthropic.ReviewerMarker):
-			reviewer = pick(reviewer, i)
-		case r.Called(mockanthropic.CallRun) && r.LastResult() == "":
-			resumed = pick(resumed, i)
-		case first < 0:
-			first = i
-		}
-	}
-	if first < 0 || resumed < 0 || reviewer < 0 {
-		t.Fatalf("the mock did not see turn 1 (%d), a resumed turn 2 (%d) and a reviewer (%d) among %d requests", first, resumed, reviewer, len(reqs))
+	first, resumed, reviewer, ok := threeTurns(t, reqs, func(r mockanthropic.Request) bool { return r.Mentions(mockanthropic.ReviewerMarker) },
+		func(r mockanthropic.Request) bool { return r.Called(mockanthropic.CallRun) && r.LastResult() == "" })
+	if !ok {
 		return "", ""
 	}
 	session := func(r mockanthropic.Request) string { return r.Header.Get("X-Claude-Code-Session-Id") }
@@ -179,16 +158,7 @@ func checkClaudeSessions(t *testing.T, dir, worker, reviewer string) {
 // events.
 func checkClaudeUsage(t *testing.T, dir string) {
 	t.Helper()
-	var snap struct {
-		Usage struct {
-			InputTokens  *int64 `json:"input_tokens"`
-			OutputTokens *int64 `json:"output_tokens"`
-		} `json:"usage"`
-		AgentBackend string `json:"agent_backend"`
-	}
-	if err := json.Unmarshal([]byte(sj(t, "", "status", "--campaign", dir, "--json").stdout), &snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := usageOf(t, sj(t, "", "status", "--campaign", dir, "--json").stdout)
 	if snap.AgentBackend != "claude" || snap.Usage.InputTokens == nil || *snap.Usage.InputTokens == 0 ||
 		snap.Usage.OutputTokens == nil || *snap.Usage.OutputTokens == 0 {
 		t.Errorf("snapshot: backend %q, usage %+v; want claude and the stream's token counts", snap.AgentBackend, snap.Usage)
@@ -209,12 +179,7 @@ func TestClaudeOverloadIsRetried(t *testing.T) {
 	})
 	defer mock.Close()
 	c, r := claudeStudy(t, mock)
-	if r.code != 0 || status(t, c.dir).Status != "completed" {
-		t.Fatalf("want a completed study after the overload, got %s\n%s", r, turnLogs(c.dir))
-	}
-	if retries, _ := providerState(t, c.dir); retries < 1 {
-		t.Errorf("retry_count %d, want at least 1", retries)
-	}
+	checkCompletedAfterRetry(t, c.dir, r)
 }
 
 // TestClaudeAuthFailurePauses: a server that refuses the key stops the
@@ -226,14 +191,6 @@ func TestClaudeAuthFailurePauses(t *testing.T) {
 	})
 	defer mock.Close()
 	c, r := claudeStudy(t, mock)
-	if r.code != 1 {
-		t.Fatalf("want exit 1 (needs the operator), got %s", r)
-	}
-	if s := status(t, c.dir); s.Status != "paused_external_error" {
-		t.Errorf("status %q, want paused_external_error", s.Status)
-	}
-	if retries, category := providerState(t, c.dir); category != "authentication" || retries != 0 {
-		t.Errorf("error_category %q, retry_count %d; want authentication, 0", category, retries)
-	}
+	checkNeedsOperator(t, c.dir, r, "authentication")
 	checkNoKey(t, c.dir, claudeKey, r.stdout+r.stderr)
 }

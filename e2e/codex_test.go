@@ -158,22 +158,41 @@ func TestCodexStudyCompletes(t *testing.T) {
 		"--hypothesis-file", c.hypothesis, "--instructions-file", c.instructions,
 		"--backend", "codex", "--executable", exe, "--model", "mock-model", "--judge-model", "mock-judge",
 		"--execution-backend", "bubblewrap", "--wall-seconds", "300", "--turn-seconds", "120", "--batch")
-	if r.code != 0 {
-		t.Fatalf("study --backend codex: want exit 0, got %s\n%s", r, turnLogs(c.dir))
-	}
-	snap := status(t, c.dir)
-	if snap.Status != "completed" {
-		t.Fatalf("status %q, want completed\n%s", snap.Status, turnLogs(c.dir))
-	}
-	if root, _ := snap.claim("root"); root.Status != "supported" {
-		t.Errorf("root claim %q, want supported", root.Status)
-	}
-	checkReceipts(t, snap, "succeeded")
+	checkRootSupported(t, c.dir, r)
 	logConversation(t, mock.Requests())
 	worker, reviewer := checkCodexConversation(t, mock.Requests())
 	checkSessions(t, home, worker, reviewer)
 	checkSameThread(t, c.dir)
 	checkCodexRecord(t, c.dir)
+}
+
+// checkCompletedAfterRetry: the study completed after at least one
+// provider retry.
+func checkCompletedAfterRetry(t *testing.T, dir string, r result) {
+	t.Helper()
+	if r.code != 0 || status(t, dir).Status != "completed" {
+		t.Fatalf("want a completed study after the provider failure, got %s\n%s", r, turnLogs(dir))
+	}
+	if retries, _ := providerState(t, dir); retries < 1 {
+		t.Errorf("retry_count %d, want at least 1", retries)
+	}
+}
+
+// checkRootSupported: the study exited 0, completed, with the root claim
+// supported by succeeded experiments.
+func checkRootSupported(t *testing.T, dir string, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("study: want exit 0, got %s\n%s", r, turnLogs(dir))
+	}
+	snap := status(t, dir)
+	if snap.Status != "completed" {
+		t.Fatalf("status %q, want completed\n%s", snap.Status, turnLogs(dir))
+	}
+	if root, _ := snap.claim("root"); root.Status != "supported" {
+		t.Errorf("root claim %q, want supported", root.Status)
+	}
+	checkReceipts(t, snap, "succeeded")
 }
 
 // checkCodexConversation checks what Codex sent: the lab tools as MCP tools
@@ -182,20 +201,12 @@ func TestCodexStudyCompletes(t *testing.T) {
 // read-only. It returns the worker's and the reviewer's thread.
 func checkCodexConversation(t *testing.T, reqs []mockresponses.Request) (string, string) {
 	t.Helper()
-	first, resumed, reviewer := -1, -1, -1
-	for i, r := range reqs {
-		_, ran := r.Output(mockresponses.CallRun)
-		switch {
-		case r.Mentions(mockresponses.ReviewerMarker):
-			reviewer = pick(reviewer, i)
-		case ran && r.Last().Type == "message":
-			resumed = pick(resumed, i)
-		case first < 0:
-			first = i
-		}
-	}
-	if first < 0 || resumed < 0 || reviewer < 0 {
-		t.Fatalf("the mock did not see turn 1 (%d), a resumed turn 2 (%d) and a reviewer (%d) among %d requests", first, resumed, reviewer, len(reqs))
+	first, resumed, reviewer, ok := threeTurns(t, reqs, func(r mockresponses.Request) bool { return r.Mentions(mockresponses.ReviewerMarker) },
+		func(r mockresponses.Request) bool {
+			_, ran := r.Output(mockresponses.CallRun)
+			return ran && r.Last().Type == "message"
+		})
+	if !ok {
 		return "", ""
 	}
 	w1, w2, rv := reqs[first], reqs[resumed], reqs[reviewer]
@@ -222,6 +233,28 @@ func checkCodexConversation(t *testing.T, reqs []mockresponses.Request) (string,
 		t.Errorf("the reviewer session is not read-only: %s", meta)
 	}
 	return w1.Thread(), rv.Thread()
+}
+
+// threeTurns finds the first request of worker turn 1, the first of a
+// resumed worker turn 2 and the reviewer's first, among a mock's requests.
+func threeTurns[R any](t *testing.T, reqs []R, isReviewer, isResumed func(R) bool) (first, resumed, reviewer int, ok bool) {
+	t.Helper()
+	first, resumed, reviewer = -1, -1, -1
+	for i, r := range reqs {
+		switch {
+		case isReviewer(r):
+			reviewer = pick(reviewer, i)
+		case isResumed(r):
+			resumed = pick(resumed, i)
+		case first < 0:
+			first = i
+		}
+	}
+	if first < 0 || resumed < 0 || reviewer < 0 {
+		t.Fatalf("the mock did not see turn 1 (%d), a resumed turn 2 (%d) and a reviewer (%d) among %d requests", first, resumed, reviewer, len(reqs))
+		return 0, 0, 0, false
+	}
+	return first, resumed, reviewer, true
 }
 
 // checkSessions: Codex keeps the worker's thread in CODEX_HOME/sessions
@@ -292,21 +325,30 @@ func checkSameThread(t *testing.T, dir string) {
 	}
 }
 
+// usageSnap is the agent backend and usage of a status snapshot.
+type usageSnap struct {
+	Usage struct {
+		InputTokens  *int64 `json:"input_tokens"`
+		OutputTokens *int64 `json:"output_tokens"`
+	} `json:"usage"`
+	AgentBackend string `json:"agent_backend"`
+}
+
+func usageOf(t *testing.T, statusJSON string) usageSnap {
+	t.Helper()
+	var snap usageSnap
+	if err := json.Unmarshal([]byte(statusJSON), &snap); err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
 // checkCodexRecord reads the study record: usage from Codex's
 // turn.completed, the note written through the shell fallback.
 func checkCodexRecord(t *testing.T, dir string) {
 	t.Helper()
 	r := sj(t, "", "status", "--campaign", dir, "--json")
-	var snap struct {
-		Usage struct {
-			InputTokens  *int64 `json:"input_tokens"`
-			OutputTokens *int64 `json:"output_tokens"`
-		} `json:"usage"`
-		AgentBackend string `json:"agent_backend"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := usageOf(t, r.stdout)
 	if snap.AgentBackend != "codex" || snap.Usage.InputTokens == nil || *snap.Usage.InputTokens == 0 || snap.Usage.OutputTokens == nil {
 		t.Errorf("snapshot: backend %q, usage %+v; want codex and Codex's token counts", snap.AgentBackend, snap.Usage)
 	}
@@ -433,12 +475,7 @@ func TestCodexOutageResumesTheFailedThread(t *testing.T) {
 	})
 	defer mock.Close()
 	c, r := codexStudy(t, mock)
-	if r.code != 0 || status(t, c.dir).Status != "completed" {
-		t.Fatalf("want a completed study after the outage, got %s\n%s", r, turnLogs(c.dir))
-	}
-	if retries, _ := providerState(t, c.dir); retries < 1 {
-		t.Errorf("retry_count %d, want at least 1", retries)
-	}
+	checkCompletedAfterRetry(t, c.dir, r)
 	first, _ := os.ReadFile(filepath.Join(c.dir, "supervisor", "turn-00001", "stdout.log"))
 	if !strings.Contains(string(first), `"type":"turn.failed"`) {
 		t.Errorf("turn 1 did not fail as scripted:\n%s", first)
@@ -456,13 +493,20 @@ func TestCodexAuthFailurePauses(t *testing.T) {
 	})
 	defer mock.Close()
 	c, r := codexStudy(t, mock)
+	checkNeedsOperator(t, c.dir, r, "authentication")
+}
+
+// checkNeedsOperator: the study stopped for the operator (exit 1,
+// paused_external_error) with this error category, and was not retried.
+func checkNeedsOperator(t *testing.T, dir string, r result, category string) {
+	t.Helper()
 	if r.code != 1 {
 		t.Fatalf("want exit 1 (needs the operator), got %s", r)
 	}
-	if s := status(t, c.dir); s.Status != "paused_external_error" {
+	if s := status(t, dir); s.Status != "paused_external_error" {
 		t.Errorf("status %q, want paused_external_error", s.Status)
 	}
-	if retries, category := providerState(t, c.dir); category != "authentication" || retries != 0 {
-		t.Errorf("error_category %q, retry_count %d; want authentication, 0", category, retries)
+	if retries, got := providerState(t, dir); got != category || retries != 0 {
+		t.Errorf("error_category %q, retry_count %d; want %s, 0", got, retries, category)
 	}
 }

@@ -1,21 +1,32 @@
 package provider
 
-import "bytes"
+import (
+	"bytes"
+	"sync"
+)
 
-// Lines splits a stream written in chunks into complete lines for Line
-// (without the newline). A line longer than Max bytes is skipped, never
-// buffered without limit. It is not safe for concurrent use: its owner
-// serialises Write.
+// Lines splits a stream written in chunks into complete lines for its
+// line function (without the newline), holding its owner's lock while it
+// does. A line longer than max bytes is skipped, never buffered without
+// limit.
 type Lines struct {
-	Max  int
-	Line func([]byte)
+	max  int
+	mu   sync.Locker
+	line func([]byte)
 
 	buf      []byte
 	skipping bool // inside an over-long line
 }
 
+// NewLines splits into lines of at most max bytes for line, under mu.
+func NewLines(max int, mu sync.Locker, line func([]byte)) *Lines {
+	return &Lines{max: max, mu: mu, line: line}
+}
+
 // Write takes a chunk; it never fails.
 func (l *Lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	rest := p
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
@@ -25,7 +36,7 @@ func (l *Lines) Write(p []byte) (int, error) {
 		}
 		l.keep(rest[:i])
 		if !l.skipping {
-			l.Line(l.buf)
+			l.line(l.buf)
 		}
 		l.buf, l.skipping = l.buf[:0], false
 		rest = rest[i+1:]
@@ -34,7 +45,7 @@ func (l *Lines) Write(p []byte) (int, error) {
 }
 
 func (l *Lines) keep(b []byte) {
-	if l.skipping || len(l.buf)+len(b) > l.Max {
+	if l.skipping || len(l.buf)+len(b) > l.max {
 		l.buf, l.skipping = l.buf[:0], true
 		return
 	}

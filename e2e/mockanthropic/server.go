@@ -20,7 +20,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+
+	"github.com/simjecture/simjecture/e2e/mockresponses"
 )
 
 // Script decides the reply to one request. It may be called concurrently.
@@ -56,9 +57,8 @@ type Server struct {
 	srv    *httptest.Server
 	script Script
 
-	mu     sync.Mutex
-	reqs   []Request
-	others []string
+	log    mockresponses.Log[Request]
+	others mockresponses.Log[string]
 }
 
 // New starts a mock on a loopback port.
@@ -73,19 +73,11 @@ func New(script Script) *Server {
 func (s *Server) Close() { s.srv.Close() }
 
 // Requests returns the model requests received so far, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
+func (s *Server) Requests() []Request { return s.log.All() }
 
 // Others returns "METHOD PATH" of every request that was not a model
 // request, oldest first.
-func (s *Server) Others() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.others...)
-}
+func (s *Server) Others() []string { return s.others.All() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
@@ -102,11 +94,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "malformed request")
 		return
 	}
-	s.mu.Lock()
-	req.Seq = len(s.reqs) + 1
-	s.reqs = append(s.reqs, req)
+	req.Seq = s.log.Add(req, func(r *Request, n int) { r.Seq = n })
 	id := fmt.Sprintf("msg_mock_%04d", req.Seq)
-	s.mu.Unlock()
 	reply := s.script(req)
 	switch {
 	case reply.Status != 0:
@@ -120,9 +109,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // other records a request that is not a model request and answers it.
 func (s *Server) other(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.others = append(s.others, r.Method+" "+r.URL.Path)
-	s.mu.Unlock()
+	s.others.Add(r.Method+" "+r.URL.Path, func(*string, int) {})
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages/count_tokens") {
 		w.Header().Set("Content-Type", "application/json")

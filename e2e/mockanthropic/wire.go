@@ -124,14 +124,7 @@ func whole(w http.ResponseWriter, id, model string, reply Reply) {
 // sse writes server-sent events.
 type sse struct{ w http.ResponseWriter }
 
-func (e sse) send(typ string, fields map[string]any) {
-	fields["type"] = typ
-	b, _ := json.Marshal(fields)
-	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
-	if f, ok := e.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (e sse) send(typ string, fields map[string]any) { mockresponses.SendEvent(e.w, typ, fields) }
 
 // stream sends reply as one streamed message.
 func stream(w http.ResponseWriter, id, model string, reply Reply) {

@@ -66,12 +66,18 @@ type sse struct {
 }
 
 func (e *sse) send(typ string, fields map[string]any) {
-	fields["type"] = typ
 	fields["sequence_number"] = e.seq
 	e.seq++
+	SendEvent(e.w, typ, fields)
+}
+
+// SendEvent writes one server-sent event of this type (also its "type"
+// field) and flushes it.
+func SendEvent(w http.ResponseWriter, typ string, fields map[string]any) {
+	fields["type"] = typ
 	b, _ := json.Marshal(fields)
-	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
-	if f, ok := e.w.(http.Flusher); ok {
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
 }

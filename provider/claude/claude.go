@@ -96,7 +96,7 @@ func (a *Agent) run(ctx context.Context, t provider.Turn) (provider.Outcome, *st
 	}
 	maps.Copy(t.Env, Env(state))
 	prompt := PromptFor(t)
-	st := &stream{}
+	st := newStream()
 	l := provider.Launch{Executable: a.Executable, Args: args, Prompt: prompt, Stdin: strings.NewReader(prompt), Events: st, Grace: a.Grace}
 	out, err := provider.RunLaunch(ctx, t, l)
 	if err != nil {

@@ -21,7 +21,7 @@ func read(t *testing.T, name string, replace ...string) *stream {
 		t.Fatal(err)
 	}
 	b = []byte(strings.NewReplacer(replace...).Replace(string(b)))
-	s := &stream{}
+	s := newStream()
 	for len(b) > 0 {
 		n := min(len(b), 97)
 		_, _ = s.Write(b[:n])

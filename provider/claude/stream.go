@@ -51,15 +51,15 @@ func (e apiError) String() string {
 	return strings.Join(parts, ": ")
 }
 
-// Write takes a chunk of stdout; it never fails.
-func (s *stream) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lines == nil {
-		s.lines = &provider.Lines{Max: maxLine, Line: s.line}
-	}
-	return s.lines.Write(p)
+// newStream reads one run's stdout.
+func newStream() *stream {
+	s := &stream{}
+	s.lines = provider.NewLines(maxLine, &s.mu, s.line)
+	return s
 }
+
+// Write takes a chunk of stdout; it never fails.
+func (s *stream) Write(p []byte) (int, error) { return s.lines.Write(p) }
 
 // line handles one complete line; anything that is not an event is ignored.
 func (s *stream) line(b []byte) {

@@ -66,7 +66,7 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 func (a *Agent) run(ctx context.Context, t provider.Turn) (provider.Outcome, *events, error) {
 	prompt := PromptFor(t)
 	args, stdin := Args(t, prompt)
-	ev := &events{}
+	ev := newEvents()
 	l := provider.Launch{Executable: a.Executable, Args: args, Prompt: prompt, Events: ev, Grace: a.Grace}
 	if stdin {
 		l.Stdin = strings.NewReader(prompt)

@@ -46,15 +46,15 @@ type event struct {
 	} `json:"item"`
 }
 
-// Write takes a chunk of stdout; it never fails.
-func (e *events) Write(p []byte) (int, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.lines == nil {
-		e.lines = &provider.Lines{Max: maxLine, Line: e.line}
-	}
-	return e.lines.Write(p)
+// newEvents reads one run's stdout.
+func newEvents() *events {
+	e := &events{}
+	e.lines = provider.NewLines(maxLine, &e.mu, e.line)
+	return e
 }
+
+// Write takes a chunk of stdout; it never fails.
+func (e *events) Write(p []byte) (int, error) { return e.lines.Write(p) }
 
 // line handles one complete JSONL line; anything that is not an event is
 // ignored.
