@@ -163,6 +163,9 @@ func checkClaudeUsage(t *testing.T, dir string) {
 		snap.Usage.OutputTokens == nil || *snap.Usage.OutputTokens == 0 {
 		t.Errorf("snapshot: backend %q, usage %+v; want claude and the stream's token counts", snap.AgentBackend, snap.Usage)
 	}
+	if snap.RecordProtection != "enclosed" {
+		t.Errorf("record_protection %q: the Claude Code turns were meant to run enclosed (their state folder writable)", snap.RecordProtection)
+	}
 }
 
 // TestClaudeOverloadIsRetried: the Messages API answers 529 overloaded to

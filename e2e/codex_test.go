@@ -331,7 +331,8 @@ type usageSnap struct {
 		InputTokens  *int64 `json:"input_tokens"`
 		OutputTokens *int64 `json:"output_tokens"`
 	} `json:"usage"`
-	AgentBackend string `json:"agent_backend"`
+	AgentBackend     string `json:"agent_backend"`
+	RecordProtection string `json:"record_protection"`
 }
 
 func usageOf(t *testing.T, statusJSON string) usageSnap {
