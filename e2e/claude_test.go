@@ -136,6 +136,14 @@ func checkClaudeConversation(t *testing.T, reqs []mockanthropic.Request) (string
 	if session(rv) == session(w1) || rv.HasTool(mockanthropic.LabPrefix+"run") || rv.Called(mockanthropic.CallRun) {
 		t.Errorf("the reviewer must be a fresh session without lab tools (session %q, worker %q, tools %v)", session(rv), session(w1), rv.Tools)
 	}
+	read := false
+	for _, r := range reqs[reviewer:] {
+		out, ok := r.Result(mockanthropic.CallRead)
+		read = read || ok && strings.Contains(out, "max_abs_diff")
+	}
+	if !read {
+		t.Errorf("the reviewer did not read the collected result.json with its Read tool")
+	}
 	return session(w1), session(rv)
 }
 

@@ -14,6 +14,7 @@ const (
 	CallWrite  = "toolu_write_sim"
 	CallRun    = "toolu_lab_run"
 	CallReview = "toolu_lab_review"
+	CallRead   = "toolu_read_result" // the reviewer reads a collected result.json
 )
 
 // LabPrefix is the prefix Claude Code gives the tools of the MCP server it
@@ -24,20 +25,21 @@ const LabPrefix = "mcp__simjecture__"
 const ReviewerMarker = mockresponses.ReviewerMarker
 
 var (
-	expID   = regexp.MustCompile(`exp_[0-9a-f]{24}`)
-	workDir = regexp.MustCompile(`Primary working directory: (\S+)`)
+	expID       = regexp.MustCompile(`exp_[0-9a-f]{24}`)
+	artifactDir = regexp.MustCompile(`"artifact_dir":\s*"([^"]+)"`)
+	workDir     = regexp.MustCompile(`Primary working directory: (\S+)`)
 )
 
 // Research scripts a whole study, deciding every reply from the request
 // alone: the worker's first turn writes sim.py with Claude Code's Write
 // tool, then queues it with the MCP run tool; its second turn — the same
 // session, resumed — asks for a review with the MCP review tool; the
-// reviewer reads the collected result.json and approves. Anything else
-// gets a short idle answer.
+// reviewer reads the collected result.json with Claude Code's Read tool
+// and approves when it holds. Anything else gets a short idle answer.
 func Research(r Request) Reply {
 	usage := Usage{Input: int64(100 * len(r.Messages)), Output: 20}
 	if r.Mentions(ReviewerMarker) {
-		return Reply{Text: verdict(r), Usage: usage}
+		return review(r, usage)
 	}
 	switch last := r.LastResult(); {
 	case last == CallWrite:
@@ -156,13 +158,27 @@ func reviewCall(id string) Call {
 	return Call{ID: CallReview, Name: LabPrefix + "review", Input: mockresponses.ReviewArgs(id)}
 }
 
-// verdict judges the packet in the reviewer prompt.
-func verdict(r Request) string {
-	var texts []string
+// review reads the first experiment's result.json through Claude Code,
+// then judges: the verdict of the packet when what it read holds, a
+// malformed answer (the review stays open) when the read failed.
+func review(r Request, usage Usage) Reply {
+	out, read := r.Result(CallRead)
+	switch dir := artifactDir.FindStringSubmatch(strings.Join(texts(r), "\n")); {
+	case !read && dir != nil:
+		input := args(map[string]any{"file_path": filepath.Join(dir[1], "result.json")})
+		return Reply{Calls: []Call{{ID: CallRead, Name: "Read", Input: input}}, Usage: usage}
+	case read && strings.Contains(out, `"holds": true`):
+		return Reply{Text: mockresponses.Verdict(texts(r)), Usage: usage}
+	}
+	return Reply{Text: "I could not read the collected result.json: " + out, Usage: usage}
+}
+
+func texts(r Request) []string {
+	var out []string
 	for _, m := range r.Messages {
 		for _, b := range m.Blocks {
-			texts = append(texts, b.Text)
+			out = append(out, b.Text)
 		}
 	}
-	return mockresponses.Verdict(texts)
+	return out
 }
