@@ -191,6 +191,15 @@ func TestClaudeOverloadIsRetried(t *testing.T) {
 	defer mock.Close()
 	c, r := claudeStudy(t, mock)
 	checkCompletedAfterRetry(t, c.dir, r)
+	sessions := map[string]bool{}
+	for _, req := range mock.Requests() {
+		if !req.Mentions(mockanthropic.ReviewerMarker) {
+			sessions[req.Header.Get("X-Claude-Code-Session-Id")] = true
+		}
+	}
+	if len(sessions) != 1 {
+		t.Errorf("the worker ran in %d sessions, want one: the retry resumes the session of the failed turn", len(sessions))
+	}
 }
 
 // TestClaudeAuthFailurePauses: a server that refuses the key stops the
