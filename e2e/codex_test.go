@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,30 +23,6 @@ import (
 // codexCLI is the Codex CLI release the end-to-end tests drive. It is
 // installed once with npm into its Dir and reused.
 var codexCLI = newPinnedCLI(npmcli.Package{Name: "@openai/codex", Version: "0.169.0", Bin: "codex"})
-
-// pinnedCLI is an agent CLI from npm, installed at most once per test run.
-type pinnedCLI struct {
-	pkg        npmcli.Package
-	once       sync.Once
-	path, skip string
-	err        error
-}
-
-func newPinnedCLI(pkg npmcli.Package) *pinnedCLI { return &pinnedCLI{pkg: pkg} }
-
-// get returns the path of the installed CLI, installing it first if
-// needed; the test is skipped only when npm cannot reach its registry.
-func (c *pinnedCLI) get(t *testing.T) string {
-	t.Helper()
-	c.once.Do(func() { c.path, c.skip, c.err = c.pkg.Install() })
-	switch {
-	case c.skip != "":
-		t.Skip(c.skip)
-	case c.err != nil:
-		t.Fatal(c.err)
-	}
-	return c.path
-}
 
 // codex returns the path of the installed Codex CLI.
 func codex(t *testing.T) string { return codexCLI.get(t) }
@@ -166,35 +141,6 @@ func TestCodexStudyCompletes(t *testing.T) {
 	checkCodexRecord(t, c.dir)
 }
 
-// checkCompletedAfterRetry: the study completed after at least one
-// provider retry.
-func checkCompletedAfterRetry(t *testing.T, dir string, r result) {
-	t.Helper()
-	if r.code != 0 || status(t, dir).Status != "completed" {
-		t.Fatalf("want a completed study after the provider failure, got %s\n%s", r, turnLogs(dir))
-	}
-	if retries, _ := providerState(t, dir); retries < 1 {
-		t.Errorf("retry_count %d, want at least 1", retries)
-	}
-}
-
-// checkRootSupported: the study exited 0, completed, with the root claim
-// supported by succeeded experiments.
-func checkRootSupported(t *testing.T, dir string, r result) {
-	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("study: want exit 0, got %s\n%s", r, turnLogs(dir))
-	}
-	snap := status(t, dir)
-	if snap.Status != "completed" {
-		t.Fatalf("status %q, want completed\n%s", snap.Status, turnLogs(dir))
-	}
-	if root, _ := snap.claim("root"); root.Status != "supported" {
-		t.Errorf("root claim %q, want supported", root.Status)
-	}
-	checkReceipts(t, snap, "succeeded")
-}
-
 // checkCodexConversation checks what Codex sent: the lab tools as MCP tools
 // to the worker only, turn 2 on the thread of turn 1 with the whole earlier
 // conversation, the reviewer on a thread of its own with the judge model,
@@ -233,28 +179,6 @@ func checkCodexConversation(t *testing.T, reqs []mockresponses.Request) (string,
 		t.Errorf("the reviewer session is not read-only: %s", meta)
 	}
 	return w1.Thread(), rv.Thread()
-}
-
-// threeTurns finds the first request of worker turn 1, the first of a
-// resumed worker turn 2 and the reviewer's first, among a mock's requests.
-func threeTurns[R any](t *testing.T, reqs []R, isReviewer, isResumed func(R) bool) (first, resumed, reviewer int, ok bool) {
-	t.Helper()
-	first, resumed, reviewer = -1, -1, -1
-	for i, r := range reqs {
-		switch {
-		case isReviewer(r):
-			reviewer = pick(reviewer, i)
-		case isResumed(r):
-			resumed = pick(resumed, i)
-		case first < 0:
-			first = i
-		}
-	}
-	if first < 0 || resumed < 0 || reviewer < 0 {
-		t.Fatalf("the mock did not see turn 1 (%d), a resumed turn 2 (%d) and a reviewer (%d) among %d requests", first, resumed, reviewer, len(reqs))
-		return 0, 0, 0, false
-	}
-	return first, resumed, reviewer, true
 }
 
 // checkSessions: Codex keeps the worker's thread in CODEX_HOME/sessions
@@ -323,25 +247,6 @@ func checkSameThread(t *testing.T, dir string) {
 			t.Errorf("worker turn %d ran on thread %s, turn 1 on %s", i+2, th, threads[0])
 		}
 	}
-}
-
-// usageSnap is the agent backend and usage of a status snapshot.
-type usageSnap struct {
-	Usage struct {
-		InputTokens  *int64 `json:"input_tokens"`
-		OutputTokens *int64 `json:"output_tokens"`
-	} `json:"usage"`
-	AgentBackend     string `json:"agent_backend"`
-	RecordProtection string `json:"record_protection"`
-}
-
-func usageOf(t *testing.T, statusJSON string) usageSnap {
-	t.Helper()
-	var snap usageSnap
-	if err := json.Unmarshal([]byte(statusJSON), &snap); err != nil {
-		t.Fatal(err)
-	}
-	return snap
 }
 
 // checkCodexRecord reads the study record: usage from Codex's
@@ -495,19 +400,4 @@ func TestCodexAuthFailurePauses(t *testing.T) {
 	defer mock.Close()
 	c, r := codexStudy(t, mock)
 	checkNeedsOperator(t, c.dir, r, "authentication")
-}
-
-// checkNeedsOperator: the study stopped for the operator (exit 1,
-// paused_external_error) with this error category, and was not retried.
-func checkNeedsOperator(t *testing.T, dir string, r result, category string) {
-	t.Helper()
-	if r.code != 1 {
-		t.Fatalf("want exit 1 (needs the operator), got %s", r)
-	}
-	if s := status(t, dir); s.Status != "paused_external_error" {
-		t.Errorf("status %q, want paused_external_error", s.Status)
-	}
-	if retries, got := providerState(t, dir); got != category || retries != 0 {
-		t.Errorf("error_category %q, retry_count %d; want %s, 0", got, retries, category)
-	}
 }
