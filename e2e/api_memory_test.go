@@ -59,9 +59,18 @@ func TestAPIConversationCarriesAcrossTurns(t *testing.T) {
 	if r := sj(t, "", s.args(120, 30)...); r.code != 0 {
 		t.Fatalf("study --backend api: want exit 0, got %s", r)
 	}
-	fresh := freshRequests(s.mock.workerRequests())
+	workers, reviewers := s.mock.workerRequests()
+	fresh := freshRequests(workers)
 	if len(fresh) < 2 {
 		t.Fatalf("want at least two worker turns, saw %d", len(fresh))
+	}
+	for _, r := range reviewers {
+		if len(r.Messages) != 2 || r.Messages[0].Role != "system" || called(r, "run") {
+			t.Errorf("a reviewer request carried %d messages; reviewers start fresh (system and packet)", len(r.Messages))
+		}
+	}
+	if len(reviewers) == 0 {
+		t.Error("no reviewer request was seen")
 	}
 	turn2 := fresh[1]
 	last := turn2.Messages[len(turn2.Messages)-1].text()
@@ -88,7 +97,8 @@ func TestAPIMidTurnFailureResumesFromTheTranscript(t *testing.T) {
 	if snap := mustAPIStatus(t, s.dir); snap.Status != "completed" || snap.Provider.RetryCount != 1 {
 		t.Fatalf("want completed after one retry:\n%s", snap.raw)
 	}
-	fresh := freshRequests(s.mock.workerRequests())
+	workers, _ := s.mock.workerRequests()
+	fresh := freshRequests(workers)
 	if len(fresh) < 2 || !called(fresh[1], "status") || !strings.Contains(fresh[1].Messages[1].text(), "# Hypothesis") {
 		t.Errorf("the retried turn did not resume the stored conversation of the failed one")
 	}
@@ -110,7 +120,7 @@ func TestAPIConversationStaysUnderItsLimit(t *testing.T) {
 	if r := sj(t, "", s.args(300, 30)...); r.code != 0 {
 		t.Fatalf("study: want exit 0, got %s", r)
 	}
-	reqs := s.mock.workerRequests()
+	reqs, _ := s.mock.workerRequests()
 	most, summarised := 0, false
 	for _, r := range reqs {
 		most = max(most, chars(r))

@@ -39,6 +39,7 @@ type llmMock struct {
 	inTurn    int
 	chatty    int
 	log       []llmRequest // every worker request, in order
+	reviews   []llmRequest // every reviewer request
 	requests  int
 	served    int // answers streamed in full (each reports 100 prompt / 20 completion tokens)
 	badAuth   int
@@ -136,6 +137,7 @@ func (m *llmMock) admit(r *http.Request, req llmRequest) (string, bool) {
 		return "", false
 	}
 	if len(req.Tools) == 0 {
+		m.reviews = append(m.reviews, req)
 		return "", true // a reviewer
 	}
 	m.log = append(m.log, req)
@@ -220,11 +222,11 @@ func (m *llmMock) chattyTurn() bool {
 	return m.fresh <= m.chatty
 }
 
-// workerRequests returns the worker requests received so far.
-func (m *llmMock) workerRequests() []llmRequest {
+// workerRequests returns the worker and the reviewer requests received so far.
+func (m *llmMock) workerRequests() (workers, reviewers []llmRequest) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]llmRequest(nil), m.log...)
+	return append([]llmRequest(nil), m.log...), append([]llmRequest(nil), m.reviews...)
 }
 
 // lastCallWas reports whether the last assistant message called only name.
