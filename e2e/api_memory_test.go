@@ -59,7 +59,7 @@ func TestAPIConversationCarriesAcrossTurns(t *testing.T) {
 	if r := sj(t, "", s.args(120, 30)...); r.code != 0 {
 		t.Fatalf("study --backend api: want exit 0, got %s", r)
 	}
-	workers, reviewers := s.mock.workerRequests()
+	workers, reviewers := s.mock.requestsSeen()
 	fresh := freshRequests(workers)
 	if len(fresh) < 2 {
 		t.Fatalf("want at least two worker turns, saw %d", len(fresh))
@@ -97,7 +97,7 @@ func TestAPIMidTurnFailureResumesFromTheTranscript(t *testing.T) {
 	if snap := mustAPIStatus(t, s.dir); snap.Status != "completed" || snap.Provider.RetryCount != 1 {
 		t.Fatalf("want completed after one retry:\n%s", snap.raw)
 	}
-	workers, _ := s.mock.workerRequests()
+	workers, _ := s.mock.requestsSeen()
 	fresh := freshRequests(workers)
 	if len(fresh) < 2 || !called(fresh[1], "status") || !strings.Contains(fresh[1].Messages[1].text(), "# Hypothesis") {
 		t.Errorf("the retried turn did not resume the stored conversation of the failed one")
@@ -120,7 +120,7 @@ func TestAPIConversationStaysUnderItsLimit(t *testing.T) {
 	if r := sj(t, "", s.args(300, 30)...); r.code != 0 {
 		t.Fatalf("study: want exit 0, got %s", r)
 	}
-	reqs, _ := s.mock.workerRequests()
+	reqs, _ := s.mock.requestsSeen()
 	most, summarised := 0, false
 	for _, r := range reqs {
 		most = max(most, chars(r))

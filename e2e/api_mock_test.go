@@ -222,8 +222,8 @@ func (m *llmMock) chattyTurn() bool {
 	return m.fresh <= m.chatty
 }
 
-// workerRequests returns the worker and the reviewer requests received so far.
-func (m *llmMock) workerRequests() (workers, reviewers []llmRequest) {
+// requestsSeen returns the worker and the reviewer requests received so far.
+func (m *llmMock) requestsSeen() (workers, reviewers []llmRequest) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]llmRequest(nil), m.log...), append([]llmRequest(nil), m.reviews...)
