@@ -71,7 +71,7 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 		reports = append(reports, doctorReport(ctx, b))
 	}
 	agents := map[string]string{}
-	for _, name := range []string{"codex", "python3"} {
+	for _, name := range doctorPrograms() {
 		if p, err := exec.LookPath(name); err == nil {
 			agents[name] = p
 		}
@@ -95,6 +95,18 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 		return exitOK
 	}
 	return exitAttention
+}
+
+// doctorPrograms are the programs doctor looks for: each agent backend's
+// CLI, from the table, and python3 (the demo's simulations).
+func doctorPrograms() []string {
+	var out []string
+	for _, b := range engine.AgentBackends() {
+		if b.Program != "" {
+			out = append(out, b.Program)
+		}
+	}
+	return append(out, "python3")
 }
 
 // protectionText is the doctor line for a record protection.

@@ -37,7 +37,7 @@ func newStudyFlags(io stdio) *studyFlags {
 	fs.StringVar(&r.Model, "model", envDefault("model", ""), "model (backend default)")
 	fs.StringVar(&r.JudgeModel, "judge-model", "", "reviewer model (default: --model)")
 	fs.StringVar(&r.Executable, "executable", "", "agent program (command backend)")
-	fs.StringVar(&r.ProviderConfig, "provider-config", "", "api backend connection file (base_url, api_key; mode 0600)")
+	fs.StringVar(&r.ProviderConfig, "provider-config", "", "api backend: connection file (base_url, api_key; mode 0600); claude backend: a Claude Code settings file (optional)")
 	fs.StringVar(&r.ExecutionBackend, "execution-backend", envDefault("execution-backend", string(sandbox.Bubblewrap)),
 		executionBackendHelp())
 	fs.StringVar(&r.Capabilities, "capabilities", envDefault("capabilities", ""), "capability manifests folder")

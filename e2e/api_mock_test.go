@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,19 +21,28 @@ import (
 // succeeded experiment and no review it asks for review of root as
 // supported; otherwise it ends the turn. A request without tools is the
 // reviewer, which approves what the packet asks. Faults replace the answer
-// to chosen fresh worker requests (the first request of a worker turn).
+// to chosen fresh worker requests (the first request of a worker turn:
+// its last message is the turn's prompt, after the stored conversation).
 type llmMock struct {
 	srv    *httptest.Server
 	key    string
 	source string
 	quit   chan struct{}
 
-	mu       sync.Mutex
-	faults   map[int]string // fresh worker request number (from 1) → fault
-	fresh    int
-	requests int
-	served   int // answers streamed in full (each reports 100 prompt / 20 completion tokens)
-	badAuth  int
+	mu     sync.Mutex
+	faults map[int]string // fresh worker request number (from 1) → fault
+	fresh  int
+	// midFaults: in-turn worker request number (from 1: a request after a
+	// tool result) → fault; chatty: fresh worker turns up to this number
+	// leave a long note instead of working.
+	midFaults map[int]string
+	inTurn    int
+	chatty    int
+	log       []llmRequest // every worker request, in order
+	reviews   []llmRequest // every reviewer request
+	requests  int
+	served    int // answers streamed in full (each reports 100 prompt / 20 completion tokens)
+	badAuth   int
 }
 
 func newLLMMock(t *testing.T, key string, faults map[int]string) *llmMock {
@@ -126,20 +136,17 @@ func (m *llmMock) admit(r *http.Request, req llmRequest) (string, bool) {
 		m.badAuth++
 		return "", false
 	}
-	if len(req.Tools) == 0 || hasRole(req.Messages, "assistant") {
-		return "", true
+	if len(req.Tools) == 0 {
+		m.reviews = append(m.reviews, req)
+		return "", true // a reviewer
+	}
+	m.log = append(m.log, req)
+	if req.Messages[len(req.Messages)-1].Role != "user" {
+		m.inTurn++
+		return m.midFaults[m.inTurn], true
 	}
 	m.fresh++
 	return m.faults[m.fresh], true
-}
-
-func hasRole(msgs []llmMessage, role string) bool {
-	for _, msg := range msgs {
-		if msg.Role == role {
-			return true
-		}
-	}
-	return false
 }
 
 // fault answers with the named fault: 429, 500, 503, cut, hang, 401, 402, 403 or 429quota.
@@ -198,10 +205,28 @@ func (m *llmMock) decide(req llmRequest) (string, []llmCall) {
 		return reviewerAnswer(last.text())
 	case last.Role != "tool":
 		return "", []llmCall{{"status", map[string]any{}}}
+	case lastCallWas(req.Messages, "status") && m.chattyTurn():
+		return "", []llmCall{{"note", map[string]any{"statement": chattyNote}}}
 	case lastCallWas(req.Messages, "status"):
 		return m.next(last.text())
 	}
 	return "Work recorded; ending this turn. (Quoting an HTTP 401 or \"quota exhausted\" in my own words is not an error.)", nil
+}
+
+// chattyNote is the long note of a chatty turn.
+var chattyNote = "A long working note that only fills the conversation. " + strings.Repeat("0123456789", 150)
+
+func (m *llmMock) chattyTurn() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fresh <= m.chatty
+}
+
+// requestsSeen returns the worker and the reviewer requests received so far.
+func (m *llmMock) requestsSeen() (workers, reviewers []llmRequest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]llmRequest(nil), m.log...), append([]llmRequest(nil), m.reviews...)
 }
 
 // lastCallWas reports whether the last assistant message called only name.

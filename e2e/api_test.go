@@ -156,7 +156,7 @@ func TestAPIBackendCompletesStudy(t *testing.T) {
 		t.Errorf("verify: %s", v)
 	}
 	evs, evText := apiEvents(t, s.dir)
-	checkNoKey(t, s, r.stdout+r.stderr+snap.raw+evText)
+	checkNoKey(t, s.dir, s.key, r.stdout+r.stderr+snap.raw+evText)
 	if len(eventsOf(evs, "usage")) == 0 {
 		t.Error("no usage event was recorded")
 	}
@@ -172,13 +172,13 @@ func ptr(p *int64) any {
 // checkNoKey greps every file under the campaign folder (the store, its
 // WAL, reports, turn logs, experiment artifacts) and the given output for
 // the key.
-func checkNoKey(t *testing.T, s apiStudy, output string) {
+func checkNoKey(t *testing.T, dir, key, output string) {
 	t.Helper()
-	if strings.Contains(output, s.key) {
+	if strings.Contains(output, key) {
 		t.Errorf("the key appears in command output or events")
 	}
 	files := 0
-	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
@@ -187,7 +187,7 @@ func checkNoKey(t *testing.T, s apiStudy, output string) {
 			return err
 		}
 		files++
-		if bytes.Contains(b, []byte(s.key)) {
+		if bytes.Contains(b, []byte(key)) {
 			t.Errorf("%s holds the API key", p)
 		}
 		return nil
@@ -196,7 +196,7 @@ func checkNoKey(t *testing.T, s apiStudy, output string) {
 		t.Fatal(err)
 	}
 	for _, must := range []string{"simjecture.db", "report.json", "LEDGER.md"} {
-		if _, err := os.Stat(filepath.Join(s.dir, must)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, must)); err != nil {
 			t.Errorf("searched for the key, but %s is missing: %v", must, err)
 		}
 	}

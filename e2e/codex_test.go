@@ -11,39 +11,21 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/simjecture/simjecture/e2e/codexcli"
 	"github.com/simjecture/simjecture/e2e/mockresponses"
+	"github.com/simjecture/simjecture/e2e/npmcli"
 )
 
-// codexVersion is the Codex CLI release the end-to-end tests drive. It is
-// installed once with npm into codexcli.Dir(codexVersion) and reused.
-const codexVersion = "0.169.0"
+// codexCLI is the Codex CLI release the end-to-end tests drive. It is
+// installed once with npm into its Dir and reused.
+var codexCLI = newPinnedCLI(npmcli.Package{Name: "@openai/codex", Version: "0.169.0", Bin: "codex"})
 
-var codexCLI struct {
-	once       sync.Once
-	path, skip string
-	err        error
-}
-
-// codex returns the path of the installed Codex CLI, installing it first if
-// needed; the test is skipped only when npm cannot reach its registry.
-func codex(t *testing.T) string {
-	t.Helper()
-	codexCLI.once.Do(func() { codexCLI.path, codexCLI.skip, codexCLI.err = codexcli.Install(codexVersion) })
-	switch {
-	case codexCLI.skip != "":
-		t.Skip(codexCLI.skip)
-	case codexCLI.err != nil:
-		t.Fatal(codexCLI.err)
-	}
-	return codexCLI.path
-}
+// codex returns the path of the installed Codex CLI.
+func codex(t *testing.T) string { return codexCLI.get(t) }
 
 func lastLines(s string, n int) string {
 	l := lines(s)
@@ -151,17 +133,7 @@ func TestCodexStudyCompletes(t *testing.T) {
 		"--hypothesis-file", c.hypothesis, "--instructions-file", c.instructions,
 		"--backend", "codex", "--executable", exe, "--model", "mock-model", "--judge-model", "mock-judge",
 		"--execution-backend", "bubblewrap", "--wall-seconds", "300", "--turn-seconds", "120", "--batch")
-	if r.code != 0 {
-		t.Fatalf("study --backend codex: want exit 0, got %s\n%s", r, turnLogs(c.dir))
-	}
-	snap := status(t, c.dir)
-	if snap.Status != "completed" {
-		t.Fatalf("status %q, want completed\n%s", snap.Status, turnLogs(c.dir))
-	}
-	if root, _ := snap.claim("root"); root.Status != "supported" {
-		t.Errorf("root claim %q, want supported", root.Status)
-	}
-	checkReceipts(t, snap, "succeeded")
+	checkRootSupported(t, c.dir, r)
 	logConversation(t, mock.Requests())
 	worker, reviewer := checkCodexConversation(t, mock.Requests())
 	checkSessions(t, home, worker, reviewer)
@@ -175,20 +147,12 @@ func TestCodexStudyCompletes(t *testing.T) {
 // read-only. It returns the worker's and the reviewer's thread.
 func checkCodexConversation(t *testing.T, reqs []mockresponses.Request) (string, string) {
 	t.Helper()
-	first, resumed, reviewer := -1, -1, -1
-	for i, r := range reqs {
-		_, ran := r.Output(mockresponses.CallRun)
-		switch {
-		case r.Mentions(mockresponses.ReviewerMarker):
-			reviewer = pick(reviewer, i)
-		case ran && r.Last().Type == "message":
-			resumed = pick(resumed, i)
-		case first < 0:
-			first = i
-		}
-	}
-	if first < 0 || resumed < 0 || reviewer < 0 {
-		t.Fatalf("the mock did not see turn 1 (%d), a resumed turn 2 (%d) and a reviewer (%d) among %d requests", first, resumed, reviewer, len(reqs))
+	first, resumed, reviewer, ok := threeTurns(t, reqs, func(r mockresponses.Request) bool { return r.Mentions(mockresponses.ReviewerMarker) },
+		func(r mockresponses.Request) bool {
+			_, ran := r.Output(mockresponses.CallRun)
+			return ran && r.Last().Type == "message"
+		})
+	if !ok {
 		return "", ""
 	}
 	w1, w2, rv := reqs[first], reqs[resumed], reqs[reviewer]
@@ -290,16 +254,7 @@ func checkSameThread(t *testing.T, dir string) {
 func checkCodexRecord(t *testing.T, dir string) {
 	t.Helper()
 	r := sj(t, "", "status", "--campaign", dir, "--json")
-	var snap struct {
-		Usage struct {
-			InputTokens  *int64 `json:"input_tokens"`
-			OutputTokens *int64 `json:"output_tokens"`
-		} `json:"usage"`
-		AgentBackend string `json:"agent_backend"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := usageOf(t, r.stdout)
 	if snap.AgentBackend != "codex" || snap.Usage.InputTokens == nil || *snap.Usage.InputTokens == 0 || snap.Usage.OutputTokens == nil {
 		t.Errorf("snapshot: backend %q, usage %+v; want codex and Codex's token counts", snap.AgentBackend, snap.Usage)
 	}
@@ -426,12 +381,7 @@ func TestCodexOutageResumesTheFailedThread(t *testing.T) {
 	})
 	defer mock.Close()
 	c, r := codexStudy(t, mock)
-	if r.code != 0 || status(t, c.dir).Status != "completed" {
-		t.Fatalf("want a completed study after the outage, got %s\n%s", r, turnLogs(c.dir))
-	}
-	if retries, _ := providerState(t, c.dir); retries < 1 {
-		t.Errorf("retry_count %d, want at least 1", retries)
-	}
+	checkCompletedAfterRetry(t, c.dir, r)
 	first, _ := os.ReadFile(filepath.Join(c.dir, "supervisor", "turn-00001", "stdout.log"))
 	if !strings.Contains(string(first), `"type":"turn.failed"`) {
 		t.Errorf("turn 1 did not fail as scripted:\n%s", first)
@@ -449,13 +399,5 @@ func TestCodexAuthFailurePauses(t *testing.T) {
 	})
 	defer mock.Close()
 	c, r := codexStudy(t, mock)
-	if r.code != 1 {
-		t.Fatalf("want exit 1 (needs the operator), got %s", r)
-	}
-	if s := status(t, c.dir); s.Status != "paused_external_error" {
-		t.Errorf("status %q, want paused_external_error", s.Status)
-	}
-	if retries, category := providerState(t, c.dir); category != "authentication" || retries != 0 {
-		t.Errorf("error_category %q, retry_count %d; want authentication, 0", category, retries)
-	}
+	checkNeedsOperator(t, c.dir, r, "authentication")
 }

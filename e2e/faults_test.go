@@ -34,7 +34,7 @@ func TestAPITransientFaultIsRetried(t *testing.T) {
 			checkRecovered(t, end, during)
 			evs, evText := apiEvents(t, s.dir)
 			checkReconnectEvents(t, evs, 1)
-			checkNoKey(t, s, r.stdout+r.stderr+evText)
+			checkNoKey(t, s.dir, s.key, r.stdout+r.stderr+evText)
 		})
 	}
 }
@@ -142,7 +142,7 @@ func TestAPIFaultNeedsOperator(t *testing.T) {
 				t.Errorf("want one provider_needs_attention{%s} and no reconnect, got %v", c.category, att)
 			}
 			checkDeadlineKept(t, evs, snap)
-			checkNoKey(t, s, r.stdout+r.stderr+evText)
+			checkNoKey(t, s.dir, s.key, r.stdout+r.stderr+evText)
 		})
 	}
 }

@@ -133,8 +133,8 @@ func TestTUISecondLaunchFromTheForm(t *testing.T) {
 		s.waitText(10*time.Second, "New study", "‹ codex ›")
 		s.typeText("Sleeping does not change the answer.")
 		s.keys("Tab", "Tab")
-		s.typeText("e2e-marker: " + marker)    // the agent names its experiments after it
-		s.keys("Tab", "Tab", "Right", "Right") // agent backend: codex → api → command
+		s.typeText("e2e-marker: " + marker)             // the agent names its experiments after it
+		s.keys("Tab", "Tab", "Right", "Right", "Right") // agent backend: codex → claude → api → command
 		s.waitText(5*time.Second, "‹ command ›")
 		s.keys("Tab", "Tab")
 		s.typeText(agentPath)

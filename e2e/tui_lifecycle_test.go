@@ -61,7 +61,7 @@ func TestTUICreatesAnAPIStudy(t *testing.T) {
 	s.typeText(a.hyp)
 	s.keys("Tab", "Tab")
 	s.typeText(a.ins)
-	s.keys("Tab", "Right") // agent backend: codex → api
+	s.keys("Tab", "Right", "Right") // agent backend: codex → claude → api
 	s.waitText(5*time.Second, "‹ api ›", "Connection file")
 	s.keys("Tab")
 	s.typeText("m")

@@ -185,7 +185,7 @@ func TestTUICooperativeStudyAsUnprivilegedAccount(t *testing.T) {
 	s.typeText("Sleeping does not change the answer.")
 	s.keys("Tab", "Tab")
 	s.typeText("Keep the study busy.")
-	s.keys("Tab", "Tab", "Right", "Right") // agent backend: codex → api → command
+	s.keys("Tab", "Tab", "Right", "Right", "Right") // agent backend: codex → claude → api → command
 	s.waitText(5*time.Second, "‹ command ›")
 	s.keys("Tab", "Tab")
 	s.typeText(agentPath)

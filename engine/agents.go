@@ -10,6 +10,7 @@ import (
 
 	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/provider/api"
+	"github.com/simjecture/simjecture/provider/claude"
 	"github.com/simjecture/simjecture/provider/codex"
 	"github.com/simjecture/simjecture/provider/scripted"
 )
@@ -69,6 +70,13 @@ type AgentBackend struct {
 	// New builds the agent of a study from its frozen contract; self is
 	// this binary.
 	New func(k Contract, self string) (provider.Agent, error)
+	// Program is the CLI looked up on PATH when no executable is given
+	// (doctor reports where it is found); empty for backends without one.
+	Program string
+	// ToolFree says the backend can run a turn with no tools at all
+	// (provider.Turn.ToolFree: a judge) and reports the tool calls its
+	// stream shows anyway (provider.Outcome.ToolCalls), which void it.
+	ToolFree bool
 }
 
 // Need is how the backend takes f.
@@ -76,9 +84,11 @@ func (b AgentBackend) Need(f Field) Need { return b.Needs[f] }
 
 var agentBackends = []AgentBackend{
 	{Name: codex.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional},
-		Check: checkCodex, New: newCodex},
+		Check: checkCodex, New: newCodex, Program: "codex"},
+	{Name: claude.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional, FieldProviderConfig: Optional},
+		Check: checkClaude, New: newClaude, Program: "claude", ToolFree: true},
 	{Name: api.Backend, Needs: map[Field]Need{FieldModel: Required, FieldProviderConfig: Required},
-		Check: checkAPI, New: newAPI},
+		Check: checkAPI, New: newAPI, ToolFree: true},
 	{Name: "command", Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Required},
 		Check: checkCommand, New: newCommand},
 	{Name: "scripted", Needs: map[Field]Need{FieldModel: Optional},
@@ -141,14 +151,35 @@ func NewAgent(k Contract, self string) (provider.Agent, error) {
 
 // checkCodex: the executable (default "codex" on PATH) must exist; the
 // model may be left to Codex's own default.
-func checkCodex(r *Request) error {
+func checkCodex(r *Request) error { return checkProgram(r, "codex", "@openai/codex") }
+
+// checkClaude: the executable (default "claude" on PATH) must exist; the
+// provider config, if given, is a Claude Code settings file (a JSON
+// object) passed with --settings.
+func checkClaude(r *Request) error {
+	if err := checkProgram(r, "claude", "@anthropic-ai/claude-code"); err != nil || r.ProviderConfig == "" {
+		return err
+	}
+	if err := absPath(r, FieldProviderConfig, &r.ProviderConfig, r.ProviderConfig); err != nil {
+		return err
+	}
+	if err := claude.CheckSettings(r.ProviderConfig); err != nil {
+		return invalidField(r, FieldProviderConfig, err)
+	}
+	return nil
+}
+
+// checkProgram resolves the executable of r's backend (program, its row's
+// Program, on PATH when none is given) to an absolute path; pkg is the npm
+// package the error suggests.
+func checkProgram(r *Request, program, pkg string) error {
 	exe := r.Executable
 	if exe == "" {
-		exe = "codex"
+		exe = program
 	}
 	path, err := exec.LookPath(exe)
 	if err != nil {
-		return invalidField(r, FieldExecutable, fmt.Errorf("%s not found (install @openai/codex or give its path)", exe))
+		return invalidField(r, FieldExecutable, fmt.Errorf("%s not found (install %s or give its path)", exe, pkg))
 	}
 	return absPath(r, FieldExecutable, &r.Executable, path)
 }
@@ -192,6 +223,15 @@ func newCodex(k Contract, _ string) (provider.Agent, error) {
 		return nil, fmt.Errorf("the codex study records no executable: %w", ErrInvalid)
 	}
 	return &codex.Agent{Executable: k.Executable}, nil
+}
+
+// newClaude: k.Executable is the claude program resolved when the study
+// was created; the settings file, if any, is read by Claude Code itself.
+func newClaude(k Contract, _ string) (provider.Agent, error) {
+	if k.Executable == "" {
+		return nil, fmt.Errorf("the claude study records no executable: %w", ErrInvalid)
+	}
+	return &claude.Agent{Executable: k.Executable, Settings: k.ProviderConfig}, nil
 }
 
 // newAPI loads the connection file again at every start; a bad one is

@@ -23,6 +23,7 @@ func minimalRequests(t *testing.T) map[string]Request {
 	}
 	return map[string]Request{
 		"codex":    {AgentBackend: "codex", Executable: exe},
+		"claude":   {AgentBackend: "claude", Executable: exe},
 		"api":      {AgentBackend: "api", Model: "m", ProviderConfig: conn},
 		"command":  {AgentBackend: "command", Executable: exe},
 		"scripted": {AgentBackend: "scripted"},
@@ -93,6 +94,9 @@ func TestAgentFieldErrors(t *testing.T) {
 		{"command with a non-executable", edit("command", func(r *Request) { r.Executable = r.ProviderConfig + "x" }), FieldExecutable, Invalid},
 		{"scripted with executable", edit("scripted", func(r *Request) { r.Executable = "/bin/true" }), FieldExecutable, Refused},
 		{"codex with connection file", edit("codex", func(r *Request) { r.ProviderConfig = "/etc/hosts" }), FieldProviderConfig, Refused},
+		{"claude with a settings file that is not JSON", edit("claude", func(r *Request) { r.ProviderConfig = r.Executable }),
+			FieldProviderConfig, Invalid},
+		{"claude not installed", edit("claude", func(r *Request) { r.Executable = "no-such-claude-binary" }), FieldExecutable, Invalid},
 		{"codex not installed", edit("codex", func(r *Request) { r.Executable = "no-such-codex-binary" }), FieldExecutable, Invalid},
 	}
 	for _, tt := range tests {
@@ -113,7 +117,7 @@ func TestAgentFieldErrors(t *testing.T) {
 // TestNewAgentRefusesUnknownBackend: a contract naming a backend the table
 // lacks is refused, never built as some other kind.
 func TestNewAgentRefusesUnknownBackend(t *testing.T) {
-	if _, err := NewAgent(Contract{AgentBackend: "claude", Executable: "/bin/true"}, "/proc/self/exe"); !errors.Is(err, ErrInvalid) {
+	if _, err := NewAgent(Contract{AgentBackend: "no-such-backend", Executable: "/bin/true"}, "/proc/self/exe"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("want ErrInvalid, got %v", err)
 	}
 }

@@ -63,6 +63,10 @@ func (c Campaign) Supervisor() string { return filepath.Join(c.Dir, "supervisor"
 // failed store calls.
 func (c Campaign) SupervisorLog() string { return filepath.Join(c.Supervisor(), "supervisor.log") }
 
+// AgentState is the folder an agent backend keeps across worker turns (a
+// CLI's own configuration and sessions), writable by its enclosed agent.
+func (c Campaign) AgentState() string { return filepath.Join(c.Supervisor(), "agent-state") }
+
 // Scratch is where running experiments keep their private work folders.
 func (c Campaign) Scratch() string { return filepath.Join(c.Dir, "supervisor", "run") }
 

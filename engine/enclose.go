@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 
 	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/sandbox"
@@ -45,7 +46,7 @@ func (sv *Supervisor) protection() string {
 
 // enclose sets t's Wrap when the run encloses its agents: the campaign
 // folder read-only but for the turn's log folder and, for a worker, its
-// research/ folder.
+// research/ folder and the agent's state folder.
 func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 	if !sv.enclosed {
 		return t
@@ -53,6 +54,11 @@ func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 	writable := []string{t.LogDir}
 	if t.Role == provider.RoleWorker {
 		writable = append([]string{sv.c.Research()}, writable...)
+		// bwrap binds only folders that exist; one it cannot make stays
+		// read-only, and the backend that needs it reports the failure.
+		if t.StateDir != "" && os.MkdirAll(t.StateDir, 0o700) == nil {
+			writable = append(writable, t.StateDir)
+		}
 	}
 	enc := sv.enc
 	t.Wrap = func(argv []string) []string { return enc.Wrap(sv.c.Dir, writable, argv) }

@@ -188,6 +188,16 @@ func TestTranscriptLines(t *testing.T) {
 		{"usage", `{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":3}}`,
 			[]string{"── turn completed (10 input, 3 output tokens)"}},
 		{"error", `{"type":"error","message":"boom"}`, []string{"error: boom"}},
+		{"claude session", `{"type":"system","subtype":"init","session_id":"s-1","tools":[]}`, []string{"── session s-1"}},
+		{"claude text and tool", `{"type":"assistant","message":{"content":[{"type":"text","text":"Run it."},` +
+			`{"type":"tool_use","name":"mcp__simjecture__run","input":{"source":"a.py"}}]}}`,
+			[]string{"agent: Run it.", `tool: mcp__simjecture__run {"source":"a.py"}`}},
+		{"claude tool result", `{"type":"user","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"{\"ok\":true}"}]}]}}`,
+			[]string{"result:", `  {"ok":true}`}},
+		{"claude api error", `{"type":"assistant","is_api_error_message":true,"message":{"content":[{"type":"text","text":"Invalid API key"}]}}`,
+			[]string{"error: Invalid API key"}},
+		{"claude usage", `{"type":"result","is_error":false,"result":"done","usage":{"input_tokens":11,"output_tokens":7}}`,
+			[]string{"── turn completed (11 input, 7 output tokens)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

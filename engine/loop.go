@@ -156,7 +156,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 		LogDir: filepath.Join(sv.c.Supervisor(), fmt.Sprintf("turn-%05d", st.Turn)),
 		Env:    sv.agentEnv(true), Timeout: sv.turnAllowance(), Cursor: st.WorkerCursor, Model: sv.k.Model,
 		Tools: LabTools(sv.k.Mode), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
-		MCPCommand: []string{sv.opt.SelfExe, "mcp", "--campaign", sv.c.Dir},
+		MCPCommand: []string{sv.opt.SelfExe, "mcp", "--campaign", sv.c.Dir}, StateDir: sv.c.AgentState(),
 	}
 	sv.setActivity(ctx, fmt.Sprintf("agent turn %d", st.Turn))
 	out, stop, err := sv.runTurn(ctx, turn)

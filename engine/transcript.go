@@ -41,14 +41,20 @@ type transcriptItem struct {
 const maxOutputLines = 8
 
 // TranscriptLines renders one line of an agent's stdout for a reader: a
-// Codex JSONL event becomes its agent message, command (with the end of its
+// Claude Code stream event (transcript_claude.go) or a Codex JSONL event becomes its agent message, command (with the end of its
 // output and its exit code), tool call or error, and events that carry
 // nothing to read (item.started, turn.started) become none. A line that is
 // not a JSON event is returned as it is (a command agent's plain text).
 func TranscriptLines(line string) []string {
 	var ev transcriptEvent
 	trimmed := strings.TrimSpace(line)
-	if !strings.HasPrefix(trimmed, "{") || json.Unmarshal([]byte(trimmed), &ev) != nil || ev.Type == "" {
+	if !strings.HasPrefix(trimmed, "{") {
+		return []string{line}
+	}
+	if out, ok := claudeLines(trimmed); ok {
+		return out
+	}
+	if json.Unmarshal([]byte(trimmed), &ev) != nil || ev.Type == "" {
 		return []string{line}
 	}
 	switch ev.Type {
@@ -104,16 +110,22 @@ func (it *transcriptItem) commandLines() []string {
 	if it.ExitCode != nil {
 		head += fmt.Sprintf("  (exit %d)", *it.ExitCode)
 	}
-	out := []string{head}
-	outLines := strings.Split(strings.TrimRight(it.Output, "\n"), "\n")
 	if it.Output == "" {
-		return out
+		return []string{head}
 	}
-	if n := len(outLines); n > maxOutputLines {
+	return append([]string{head}, outputTail(it.Output)...)
+}
+
+// outputTail is the last maxOutputLines lines of a command's or tool's
+// output, indented, after a line counting those left out.
+func outputTail(text string) []string {
+	var out []string
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if n := len(lines); n > maxOutputLines {
 		out = append(out, fmt.Sprintf("  … %d lines of output", n-maxOutputLines))
-		outLines = outLines[n-maxOutputLines:]
+		lines = lines[n-maxOutputLines:]
 	}
-	for _, l := range outLines {
+	for _, l := range lines {
 		out = append(out, "  "+l)
 	}
 	return out

@@ -74,3 +74,29 @@ func excerpt(s string) string {
 	}
 	return s
 }
+
+// usageLimit matches a 429 that is exhausted quota or a usage limit rather
+// than a rate limit.
+var usageLimit = regexp.MustCompile(`(?i)insufficient.quota|insufficient_quota|quota.exhausted|quota.exceeded|out.of.credits|credit.balance|insufficient.balance|usage.limit`)
+
+// StatusCategory is the failure category of a model API's HTTP error
+// status, given the error's own message (never the model's text): 401
+// authentication, 402 quota, 403 and 404 (an unknown model or endpoint)
+// permission, 429 quota when the message says credit or a usage limit ran
+// out and transient otherwise, 408 and 5xx (529 overloaded included)
+// transient. It is "" for a status that does not decide alone.
+func StatusCategory(status int, message string) string {
+	switch {
+	case status == 401:
+		return CategoryAuthentication
+	case status == 402:
+		return CategoryQuota
+	case status == 403, status == 404:
+		return CategoryPermission
+	case status == 429 && usageLimit.MatchString(message):
+		return CategoryQuota
+	case status == 429, status == 408, status >= 500:
+		return CategoryTransient
+	}
+	return ""
+}

@@ -39,3 +39,31 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCategory: what a model API's HTTP status says alone, and a
+// 429 whose own message says credit or a usage limit ran out.
+func TestStatusCategory(t *testing.T) {
+	cases := []struct {
+		status  int
+		message string
+		want    string
+	}{
+		{401, "", CategoryAuthentication},
+		{402, "", CategoryQuota},
+		{403, "", CategoryPermission},
+		{404, "model: no-such-model", CategoryPermission},
+		{429, "rate limited", CategoryTransient},
+		{429, "Claude usage limit reached", CategoryQuota},
+		{429, `{"code":"insufficient_quota"}`, CategoryQuota},
+		{408, "", CategoryTransient},
+		{500, "", CategoryTransient},
+		{529, "invalid api key", CategoryTransient},
+		{400, "bad request", ""},
+		{0, "", ""},
+	}
+	for _, tc := range cases {
+		if got := StatusCategory(tc.status, tc.message); got != tc.want {
+			t.Errorf("StatusCategory(%d, %q) = %q, want %q", tc.status, tc.message, got, tc.want)
+		}
+	}
+}

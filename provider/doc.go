@@ -11,6 +11,8 @@
 // Backends: `command` (any executable speaking the lab protocol),
 // `scripted` (the built-in demo agent: this binary in its hidden agent mode,
 // run through the very same command path), `codex` (package codex: the Codex
-// CLI, threads resumed, lab tools through our MCP server) and `api` (package
-// api: an OpenAI-compatible chat-completions endpoint with function tools).
+// CLI, threads resumed, lab tools through our MCP server), `claude` (package
+// claude: Claude Code in print mode, sessions resumed, lab tools through our
+// MCP server) and `api` (package api: an OpenAI-compatible chat-completions
+// endpoint with function tools, its worker conversation kept across turns).
 package provider

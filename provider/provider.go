@@ -32,6 +32,14 @@ type Turn struct {
 	// the lab MCP server for this study, for agents that speak MCP.
 	Study      string
 	MCPCommand []string
+	// StateDir is a folder the backend may keep across this study's worker
+	// turns (a CLI's sessions and configuration); it is writable in the
+	// record enclosure. Empty for reviewer turns.
+	StateDir string
+	// ToolFree asks for a turn with no tools at all (a judge), on backends
+	// whose row says they can run one; the turn's Outcome then counts the
+	// tool calls its stream showed anyway, and any voids its answer.
+	ToolFree bool
 	// Wrap, when set, rewrites the argv of the turn's agent process (the
 	// engine's record enclosure); the process is started, stopped and
 	// waited for as it would be unwrapped.
@@ -59,6 +67,9 @@ type Outcome struct {
 	// (they replace the thread's earlier figures); nil when unknown.
 	Thread                    string
 	InputTokens, OutputTokens *int64
+	// ToolCalls counts the tool calls the agent's stream showed, for
+	// backends that report them (claude).
+	ToolCalls int
 }
 
 // Agent runs turns.

@@ -4,7 +4,7 @@
 #   deps.sh run   bubblewrap (the default isolation backend), proot (the
 #                 cooperative fallback) and python3 (the demo's simulations)
 #   deps.sh test  the same plus tmux (TUI tests), util-linux's setpriv
-#                 (tests as an unprivileged uid) and npm (the Codex CLI test)
+#                 (tests as an unprivileged uid) and npm (the Codex and Claude Code CLI tests)
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)

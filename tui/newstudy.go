@@ -102,7 +102,7 @@ func newForm(c *Common, ctx context.Context, now time.Time, taken map[string]boo
 	m.inputs[fDir].SetValue(freshDir(c.Root, now, taken))
 	m.inputs[fModel].Placeholder = "the backend's default"
 	m.inputs[fExecutable].Placeholder = "the backend's usual binary"
-	m.inputs[fConnection].Placeholder = "a file with base_url and api_key, mode 0600"
+	m.inputs[fConnection].Placeholder = "api: a file with base_url and api_key, mode 0600; claude: a settings file"
 	for i, b := range backendChoices {
 		if b.name == c.DefaultBackend && b.preselect {
 			m.backend = i

@@ -81,33 +81,53 @@ func writeCall() Call {
 }
 
 func runCall() Call {
-	return Call{ID: CallRun, Namespace: LabNamespace, Name: "run", Arguments: args(map[string]any{
+	return Call{ID: CallRun, Namespace: LabNamespace, Name: "run", Arguments: RunArgs()}
+}
+
+// RunArgs are the arguments of the scripted lab run call (JSON).
+func RunArgs() string {
+	return args(map[string]any{
 		"source": "sim.py", "args": []string{"3000"}, "outputs": []string{"result.json"}, "stage": "evidence",
 		"purpose":   "check the identity for every n up to 3000",
 		"resources": map[string]any{"cpus": 1, "memory_mb": 256, "max_file_mb": 16},
-	})}
+	})
 }
 
 func reviewCall(id string) Call {
-	return Call{ID: CallReview, Namespace: LabNamespace, Name: "review", Arguments: args(map[string]any{
+	return Call{ID: CallReview, Namespace: LabNamespace, Name: "review", Arguments: ReviewArgs(id)}
+}
+
+// ReviewArgs are the arguments of the scripted lab review call of
+// experiment id (JSON).
+func ReviewArgs(id string) string {
+	return args(map[string]any{
 		"claim": "root", "disposition": "supported", "experiments": []string{id},
 		"conclusion": "sum_{k<=n} k^3 = (n(n+1)/2)^2 holds exactly for every n up to 3000",
 		"challenge": map[string]any{"strategy": "exact integer arithmetic at every n, not a sample", "experiments": []string{id},
 			"outcome": "max_abs_diff is 0"},
-	})}
+	})
 }
 
-// verdict judges the packet in the reviewer prompt by reading each
-// experiment's collected result.json.
+// verdict judges the packet in the reviewer prompt.
 func verdict(r Request) string {
+	texts := make([]string, len(r.Input))
+	for i, it := range r.Input {
+		texts[i] = it.Text
+	}
+	return Verdict(texts)
+}
+
+// Verdict judges the review packet found in one of texts (after
+// "# Review packet") by reading each experiment's collected result.json.
+func Verdict(texts []string) string {
 	var packet struct {
 		ClaimID     string      `json:"claim_id"`
 		Disposition string      `json:"disposition"`
 		Experiments []packetExp `json:"experiments"`
 	}
-	for _, it := range r.Input {
-		if _, body, ok := strings.Cut(it.Text, "# Review packet\n"); ok {
-			_ = json.Unmarshal([]byte(body), &packet)
+	for _, text := range texts {
+		if _, body, ok := strings.Cut(text, "# Review packet\n"); ok {
+			_ = json.Unmarshal([]byte(strings.TrimSpace(body)), &packet)
 		}
 	}
 	v := map[string]any{"claim_id": packet.ClaimID, "decision": "approved", "disposition": packet.Disposition,

@@ -52,8 +52,30 @@ type Server struct {
 	srv    *httptest.Server
 	script Script
 
+	log Log[Request]
+}
+
+// Log keeps the requests a mock received, oldest first (both mocks use it).
+type Log[R any] struct {
 	mu   sync.Mutex
-	reqs []Request
+	reqs []R
+}
+
+// Add keeps r, numbered from 1 by number, and returns its number.
+func (l *Log[R]) Add(r R, number func(*R, int)) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.reqs) + 1
+	number(&r, n)
+	l.reqs = append(l.reqs, r)
+	return n
+}
+
+// All returns the requests kept so far, oldest first.
+func (l *Log[R]) All() []R {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]R(nil), l.reqs...)
 }
 
 // New starts a mock on a loopback port.
@@ -68,11 +90,7 @@ func New(script Script) *Server {
 func (s *Server) Close() { s.srv.Close() }
 
 // Requests returns the requests received so far, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
+func (s *Server) Requests() []Request { return s.log.All() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
@@ -89,11 +107,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"malformed request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	s.mu.Lock()
-	req.Seq = len(s.reqs) + 1
-	s.reqs = append(s.reqs, req)
+	req.Seq = s.log.Add(req, func(r *Request, n int) { r.Seq = n })
 	id := fmt.Sprintf("resp_%04d", req.Seq)
-	s.mu.Unlock()
 	reply := s.script(req)
 	if reply.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")

@@ -30,14 +30,15 @@ func decode(body []byte, h http.Header) (Request, error) {
 	}
 	req := Request{Header: h.Clone(), Model: raw.Model, Tools: raw.Tools, Raw: body}
 	for _, it := range raw.Input {
-		req.Input = append(req.Input, Item{Type: it.Type, Role: it.Role, Text: text(it.Content), CallID: it.CallID,
-			Namespace: it.Namespace, Name: it.Name, Arguments: it.Arguments, Output: text(it.Output)})
+		req.Input = append(req.Input, Item{Type: it.Type, Role: it.Role, Text: Text(it.Content), CallID: it.CallID,
+			Namespace: it.Namespace, Name: it.Name, Arguments: it.Arguments, Output: Text(it.Output)})
 	}
 	return req, nil
 }
 
-// text flattens a string, or a list of content parts with "text", to one string.
-func text(raw json.RawMessage) string {
+// Text flattens a string, or a list of content parts with "text", to one
+// string (both mock APIs spell content so).
+func Text(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
@@ -65,12 +66,18 @@ type sse struct {
 }
 
 func (e *sse) send(typ string, fields map[string]any) {
-	fields["type"] = typ
 	fields["sequence_number"] = e.seq
 	e.seq++
+	SendEvent(e.w, typ, fields)
+}
+
+// SendEvent writes one server-sent event of this type (also its "type"
+// field) and flushes it.
+func SendEvent(w http.ResponseWriter, typ string, fields map[string]any) {
+	fields["type"] = typ
 	b, _ := json.Marshal(fields)
-	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
-	if f, ok := e.w.(http.Flusher); ok {
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
 }
@@ -105,7 +112,7 @@ func message(e *sse, index int, respID, text string) map[string]any {
 	e.send("response.output_item.added", map[string]any{"output_index": index, "item": item})
 	part := map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
 	e.send("response.content_part.added", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "part": part})
-	for _, chunk := range chunks(text, 40) {
+	for _, chunk := range Chunks(text, 40) {
 		e.send("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "delta": chunk})
 	}
 	e.send("response.output_text.done", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "text": text})
@@ -123,7 +130,7 @@ func functionCall(e *sse, index int, c Call) map[string]any {
 		item["namespace"] = c.Namespace
 	}
 	e.send("response.output_item.added", map[string]any{"output_index": index, "item": item})
-	for _, chunk := range chunks(c.Arguments, 64) {
+	for _, chunk := range Chunks(c.Arguments, 64) {
 		e.send("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": index, "delta": chunk})
 	}
 	e.send("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": index, "arguments": c.Arguments})
@@ -136,8 +143,9 @@ func functionCall(e *sse, index int, c Call) map[string]any {
 	return done
 }
 
-// chunks splits s into pieces of at most n bytes, on rune boundaries.
-func chunks(s string, n int) []string {
+// Chunks splits s into pieces of at most n bytes, on rune boundaries, as a
+// stream sends them.
+func Chunks(s string, n int) []string {
 	var out []string
 	for len(s) > n {
 		cut := n

@@ -60,7 +60,7 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 	defer cancel()
 	run := &turnRun{log: log}
 	start := time.Now()
-	if t.Role == provider.RoleReviewer {
+	if t.Role != provider.RoleWorker || t.ToolFree {
 		err = a.review(turnCtx, t, run)
 	} else {
 		err = a.work(turnCtx, t, run)
@@ -77,7 +77,8 @@ func withAllowance(ctx context.Context, d time.Duration) (context.Context, conte
 
 // outcome maps how the turn ended to the Outcome the engine reads.
 func (a *Agent) outcome(ctx, turnCtx context.Context, t provider.Turn, run *turnRun, err error, d time.Duration) (provider.Outcome, error) {
-	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out}
+	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out,
+		Cursor: run.cursor, ToolCalls: run.toolCalls}
 	out.LastLine = provider.LastLine(run.final)
 	if t.Role == provider.RoleReviewer {
 		out.LastLine = verdictLine(run.final)
@@ -101,34 +102,57 @@ func (a *Agent) outcome(ctx, turnCtx context.Context, t provider.Turn, run *turn
 	return out, nil
 }
 
-// work is the worker's agent loop.
+// work is the worker's agent loop, on the study's stored conversation:
+// every message is stored as it is made, and the conversation is bounded
+// before each request.
 func (a *Agent) work(ctx context.Context, t provider.Turn, run *turnRun) error {
 	box, err := newToolbox(t)
 	if err != nil {
 		return err
 	}
 	defer box.Close()
-	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(workerSystem), openai.UserMessage(t.Prompt)}
+	mem, err := a.remember(t)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	run.cursor = mem.id
 	for step := 1; step <= a.maxSteps(); step++ {
-		r, err := a.complete(ctx, run, t.Model, msgs, box.defs)
+		if err := mem.bound(a.cfg.conversationLimit()); err != nil {
+			return err
+		}
+		r, err := a.complete(ctx, run, t.Model, params(mem.msgs), box.defs)
 		if err != nil {
 			return err
 		}
 		run.answer(r.text)
-		if len(r.calls) == 0 {
-			return nil
+		answer := msg{Role: "assistant", Content: r.text, Reasoning: r.reasoning, Calls: r.calls, Turn: t.Number, Done: len(r.calls) == 0}
+		if err := mem.add(answer); err != nil {
+			return err
 		}
-		msgs = append(msgs, r.param())
-		for _, c := range r.calls {
-			result, err := box.run(ctx, c)
-			if err != nil {
-				return err
-			}
-			run.log.event("tool", map[string]any{"id": c.id, "name": c.name, "arguments": c.args, "result": result})
-			msgs = append(msgs, openai.ToolMessage(result, c.id))
+		if len(r.calls) == 0 {
+			return mem.bound(a.cfg.conversationLimit()) // what stays stored is bounded too
+		}
+		if err := a.runCalls(ctx, t, run, box, mem, r.calls); err != nil {
+			return err
 		}
 	}
 	run.log.event("step_cap", map[string]any{"steps": a.maxSteps()})
+	return nil
+}
+
+// runCalls runs an answer's tool calls, storing each result.
+func (a *Agent) runCalls(ctx context.Context, t provider.Turn, run *turnRun, box *toolbox, mem *memory, calls []toolCall) error {
+	for _, c := range calls {
+		result, err := box.run(ctx, c)
+		if err != nil {
+			return err
+		}
+		run.log.event("tool", map[string]any{"id": c.id, "name": c.name, "arguments": c.args, "result": result})
+		if err := mem.add(msg{Role: "tool", Content: result, CallID: c.id, Tool: c.name, Turn: t.Number}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -147,6 +171,7 @@ func (a *Agent) review(ctx context.Context, t provider.Turn, run *turnRun) error
 		return err
 	}
 	if len(r.calls) > 0 {
+		run.toolCalls = len(r.calls)
 		run.log.event("reviewer_tool_call_ignored", map[string]any{"calls": len(r.calls)})
 	}
 	run.answer(r.text)

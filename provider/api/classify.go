@@ -28,7 +28,6 @@ func (e *requestFailure) Error() string {
 
 var (
 	modelMissing = regexp.MustCompile(`(?i)model.not.found|model_not_found|does.not.exist|unsupported.model|no such model|unknown model`)
-	quotaText    = regexp.MustCompile(`(?i)insufficient.quota|insufficient_quota|quota.exhausted|quota.exceeded|out.of.credits|credit.balance|insufficient.balance`)
 )
 
 // classify maps a failed request to a failure: the HTTP status first, then
@@ -52,23 +51,11 @@ func classify(p *probe, err error, key string) *provider.Failure {
 // byStatus classifies an HTTP error response from its status and body.
 func byStatus(status int, body, key string) *provider.Failure {
 	msg := excerpt(redact(fmt.Sprintf("HTTP %d %s: %s", status, http.StatusText(status), errorText(body)), key))
-	cat := ""
-	switch {
-	case status == http.StatusUnauthorized:
-		cat = provider.CategoryAuthentication
-	case status == http.StatusPaymentRequired:
-		cat = provider.CategoryQuota
-	case status == http.StatusForbidden, status == http.StatusNotFound:
-		// A 404 from chat/completions is a wrong base URL or an unknown model:
-		// configuration the operator must fix either way.
+	cat := provider.StatusCategory(status, body)
+	if cat == "" && modelMissing.MatchString(body) {
 		cat = provider.CategoryPermission
-	case status == http.StatusTooManyRequests && quotaText.MatchString(body):
-		cat = provider.CategoryQuota
-	case status == http.StatusTooManyRequests, status == http.StatusRequestTimeout, status >= 500:
-		cat = provider.CategoryTransient
-	case modelMissing.MatchString(body):
-		cat = provider.CategoryPermission
-	default:
+	}
+	if cat == "" {
 		return &provider.Failure{Category: provider.Classify(1, false, "", []string{redact(body, key)}).Category, Message: msg}
 	}
 	return &provider.Failure{Category: cat, Message: msg}

@@ -24,6 +24,17 @@ const maxConfigBytes = 64 << 10
 type Config struct {
 	BaseURL string `json:"base_url"`
 	APIKey  string `json:"api_key"`
+	// MaxConversationChars bounds the worker's stored conversation
+	// (DefaultMaxConversationChars when 0; at least MinConversationChars).
+	MaxConversationChars int `json:"max_conversation_chars"`
+}
+
+// conversationLimit is the bound of the worker's stored conversation.
+func (c Config) conversationLimit() int {
+	if c.MaxConversationChars == 0 {
+		return DefaultMaxConversationChars
+	}
+	return c.MaxConversationChars
 }
 
 // String never shows the key.
@@ -67,6 +78,10 @@ func LoadConfig(path string) (Config, error) {
 	c.BaseURL = strings.TrimSpace(c.BaseURL)
 	if strings.TrimSpace(c.APIKey) == "" {
 		return Config{}, fmt.Errorf("%w %s: api_key is empty", ErrConfig, path)
+	}
+	if c.MaxConversationChars != 0 && c.MaxConversationChars < MinConversationChars {
+		return Config{}, fmt.Errorf("%w %s: max_conversation_chars must be at least %d (or left out for %d)", ErrConfig, path,
+			MinConversationChars, DefaultMaxConversationChars)
 	}
 	if err := checkBaseURL(c.BaseURL); err != nil {
 		return Config{}, fmt.Errorf("%w %s: %w", ErrConfig, path, err) // never quotes the URL

@@ -15,11 +15,13 @@ const maxTail = 64 << 10
 
 // turnRun collects what one turn produced.
 type turnRun struct {
-	log      *transcript
-	requests int
-	said     strings.Builder // every answer text of the turn, for the tail
-	final    string          // the last answer text
-	in, out  *int64          // usage summed over the turn's requests; nil when no request reported any
+	log       *transcript
+	requests  int
+	said      strings.Builder // every answer text of the turn, for the tail
+	final     string          // the last answer text
+	in, out   *int64          // usage summed over the turn's requests; nil when no request reported any
+	cursor    string          // the worker's stored conversation
+	toolCalls int             // tool calls a tool-free turn asked for anyway
 }
 
 // addUsage adds one request's usage; unknown stays unknown.

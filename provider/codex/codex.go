@@ -20,7 +20,6 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -56,25 +55,18 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 	if err != nil || !lostThread(t, out, ev) || ctx.Err() != nil {
 		return out, err
 	}
-	fresh := t
-	fresh.Cursor = ""
-	fresh.Prompt = lostThreadNote + t.Prompt
-	fresh.LogDir = filepath.Join(t.LogDir, "new-thread")
-	fresh.Timeout = t.Timeout - time.Since(started)
-	if fresh.Timeout <= 0 {
-		return out, nil
-	}
-	first := out.Duration
-	out, _, err = a.run(ctx, fresh)
-	out.Duration += first
-	return out, err
+	return provider.InFreshSession(ctx, t, started, out, lostThreadNote, "new-thread",
+		func(ctx context.Context, t provider.Turn) (provider.Outcome, error) {
+			out, _, err := a.run(ctx, t)
+			return out, err
+		})
 }
 
 // run launches codex once for t and fills the Outcome from its events.
 func (a *Agent) run(ctx context.Context, t provider.Turn) (provider.Outcome, *events, error) {
 	prompt := PromptFor(t)
 	args, stdin := Args(t, prompt)
-	ev := &events{}
+	ev := newEvents()
 	l := provider.Launch{Executable: a.Executable, Args: args, Prompt: prompt, Events: ev, Grace: a.Grace}
 	if stdin {
 		l.Stdin = strings.NewReader(prompt)
@@ -168,11 +160,11 @@ func tomlStrings(list []string) string {
 // the review instructions and the packet.
 func PromptFor(t provider.Turn) string {
 	if t.Role == provider.RoleReviewer {
-		return reviewerPrompt + t.Prompt + "\n"
+		return provider.ReviewerPrompt + t.Prompt + "\n"
 	}
 	prompt := t.Prompt
 	if strings.TrimSpace(prompt) == "" {
-		prompt = continuePrompt // Codex needs a prompt; nothing changed since the last turn
+		prompt = provider.ContinuePrompt // Codex needs a prompt; nothing changed since the last turn
 	}
 	if t.Cursor == "" && len(t.MCPCommand) > 0 {
 		return prompt + mcpNote
@@ -180,24 +172,8 @@ func PromptFor(t provider.Turn) string {
 	return prompt
 }
 
-const continuePrompt = "Nothing new was recorded since your last turn. Continue the study: " +
-	"check the lab status, then take the single next step that moves it toward completion.\n"
-
 const mcpNote = `
 # Lab tools in Codex
 The lab calls named above are also MCP tools of the server "` + ServerName + `",
 with the same JSON arguments and results as "$SIMJECTURE_BIN" lab CALL. Use the tools; the shell command is the fallback.
-`
-
-const reviewerPrompt = `You are the independent reviewer of a simjecture study, working in a fresh context.
-Judge only whether the submitted experiments establish the requested disposition of the claim in the review packet below.
-Each experiment receipt names its artifact_dir, a folder of collected files you may read (read only); run no experiments.
-
-Answer with the verdict alone, as one JSON object and nothing else, in your final message:
-{"claim_id": "<the packet's claim_id>", "decision": "approved" or "needs_revision", "disposition": "supported", "falsified" or "unresolved",
- "rationale": "<at least sixteen characters>", "evidence_gaps": ["<what is missing>"], "next_test": "<the decisive next experiment>" or null}
-"approved" needs no evidence gaps and a disposition other than "unresolved"; "needs_revision" needs at least one gap.
-The packet's verdict_schema is the exact schema.
-
-# Review packet
 `

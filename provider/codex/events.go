@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // maxLine bounds one buffered JSONL line; a longer line (a huge command
@@ -16,9 +18,8 @@ const maxLine = 8 << 20
 // message and the protocol's error events. It never looks at the agent's
 // prose for failures.
 type events struct {
-	mu       sync.Mutex
-	buf      []byte
-	skipping bool // inside an over-long line
+	mu    sync.Mutex
+	lines *provider.Lines
 
 	thread        string
 	lastMessage   string
@@ -45,34 +46,15 @@ type event struct {
 	} `json:"item"`
 }
 
-// Write takes a chunk of stdout; it never fails.
-func (e *events) Write(p []byte) (int, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rest := p
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			e.keep(rest)
-			break
-		}
-		e.keep(rest[:i])
-		if !e.skipping {
-			e.line(e.buf)
-		}
-		e.buf, e.skipping = e.buf[:0], false
-		rest = rest[i+1:]
-	}
-	return len(p), nil
+// newEvents reads one run's stdout.
+func newEvents() *events {
+	e := &events{}
+	e.lines = provider.NewLines(maxLine, &e.mu, e.line)
+	return e
 }
 
-func (e *events) keep(b []byte) {
-	if e.skipping || len(e.buf)+len(b) > maxLine {
-		e.buf, e.skipping = e.buf[:0], true
-		return
-	}
-	e.buf = append(e.buf, b...)
-}
+// Write takes a chunk of stdout; it never fails.
+func (e *events) Write(p []byte) (int, error) { return e.lines.Write(p) }
 
 // line handles one complete JSONL line; anything that is not an event is
 // ignored.
