@@ -37,3 +37,18 @@ func TestStatusBarSaysWhoRunsTheStudy(t *testing.T) {
 		})
 	}
 }
+
+// TestRunesInOneReadAreKeysEach: keys that reach the program in one read
+// (`jj`, as a fast typist or tmux sends them) act one by one.
+func TestRunesInOneReadAreKeysEach(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	one := openDash(t, f, false, 120, 30)
+	for range 2 {
+		one, _ = step(t, one, keyMsg("j"))
+	}
+	both, _ := step(t, openDash(t, fixture(), false, 120, 30), keyMsg("jj"))
+	if one.dash.sel != both.dash.sel || one.dash.sel == openDash(t, fixture(), false, 120, 30).dash.sel {
+		t.Errorf("jj in one read: selection %v, want %v (j then j)", both.dash.sel, one.dash.sel)
+	}
+}
