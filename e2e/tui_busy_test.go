@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +208,46 @@ func TestTUIResumeRefusalReadsWholeAt80Columns(t *testing.T) {
 	s.keys("r")
 	scr := s.waitFlat(10*time.Second, "could not resume: "+c.dir+": another supervisor owns this study")
 	t.Logf("the refusal at 80 columns:\n%s", scr)
+	s.keys("q")
+	s.waitExit(5 * time.Second)
+}
+
+// TestTUIRunningExperimentDetailCountsItsWallTime: the detail of an
+// experiment opened while it waits in the queue follows it when it starts:
+// status running and its wall time so far, counting up like the list's,
+// never `unknown`.
+func TestTUIRunningExperimentDetailCountsItsWallTime(t *testing.T) {
+	t.Parallel()
+	c, _ := busyStudy(t)
+	first, err := tryStatus(t, c.dir)
+	if err != nil || len(first.withStatus("running")) != 1 {
+		t.Fatalf("want one running experiment: %v", err)
+	}
+	// Two cpus on a host of two, with one taken: it waits for the first.
+	waiting := labRun(t, c.dir, map[string]any{"source": "sleep.sh", "args": []string{c.marker}, "outputs": []string{"out.txt"},
+		"timeout": 600, "key": "waiting", "purpose": "waits for the cores", "resources": map[string]any{"cpus": 2}})
+	s := tuiScreenSized(t, 120, 36, tuiEnv(), bin, "tui", "--campaign", c.dir)
+	s.waitText(10*time.Second, "RUNNING", "1 running", "1 queued")
+	s.keys("Tab", "j", "Enter") // Experiments: running first, then the queued one
+	s.waitText(5*time.Second, "Experiment "+waiting, "queued")
+	if r := sj(t, fmt.Sprintf(`{"experiment":%q,"reason":"make room"}`, first.withStatus("running")[0].ID),
+		"lab", "cancel", "--campaign", c.dir); r.code != 0 {
+		t.Fatalf("lab cancel: %s", r)
+	}
+	wall := regexp.MustCompile(`wall time\s+(\d+)s so far \(running\)`)
+	scr := s.waitFor(20*time.Second, "the detail to show it running with its wall time", func(scr string) bool {
+		return wall.MatchString(scr)
+	})
+	if strings.Contains(scr, "wall time unknown") {
+		t.Fatalf("a running experiment's detail says its wall time is unknown:\n%s", scr)
+	}
+	before := wall.FindStringSubmatch(scr)[1]
+	s.waitFor(10*time.Second, "the detail's wall time to count up", func(scr string) bool {
+		m := wall.FindStringSubmatch(scr)
+		return m != nil && m[1] != before
+	})
+	s.keys("Escape") // alone: ESC and q in one read would be alt+q
+	s.waitGone(5*time.Second, "so far (running)")
 	s.keys("q")
 	s.waitExit(5 * time.Second)
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +51,33 @@ func TestRunesInOneReadAreKeysEach(t *testing.T) {
 	both, _ := step(t, openDash(t, fixture(), false, 120, 30), keyMsg("jj"))
 	if one.dash.sel != both.dash.sel || one.dash.sel == openDash(t, fixture(), false, 120, 30).dash.sel {
 		t.Errorf("jj in one read: selection %v, want %v (j then j)", both.dash.sel, one.dash.sel)
+	}
+}
+
+// TestExperimentSelectionStaysOnItsExperiment: when the queued experiment
+// starts and the running one finishes, the order changes (running first),
+// and the selection, and so its detail, stays on the experiment chosen.
+func TestExperimentSelectionStaysOnItsExperiment(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	m := openDash(t, f, false, 120, 40)
+	m, _ = step(t, m, keyMsg("tab")) // Claims → Experiments
+	m, _ = step(t, m, keyMsg("j"))   // the queued one, under the running one
+	chosen := m.dash.experimentOrder()[m.dash.sel[paneExperiments]].ID
+	if chosen != "exp_bfb2add7aaaaaaaaaaaaaaaa" {
+		t.Fatalf("the fixture's second row is %s, want the queued experiment", chosen)
+	}
+	m, _ = step(t, m, keyMsg("enter"))
+	started := t0
+	exps := slices.Clone(f.state.Snapshot.Experiments) // the model holds the old slice
+	f.state.Snapshot.Experiments = exps
+	exps[1].Status, exps[1].FinishedAt = engine.ExpSucceeded, &started
+	exps[2].Status, exps[2].StartedAt = engine.ExpRunning, &started
+	m = feed(t, m, m.dash.refreshCmd())
+	if got := m.dash.experimentOrder()[m.dash.sel[paneExperiments]].ID; got != chosen {
+		t.Errorf("after the reorder the selection is on %s, want %s", got, chosen)
+	}
+	if v := m.View(); !strings.Contains(v, "Experiment "+chosen) {
+		t.Errorf("the open detail left its experiment:\n%s", v)
 	}
 }
