@@ -45,7 +45,8 @@ func probeReason(t *testing.T, envv []string, b string) string {
 var timeOfDay = regexp.MustCompile(`Deadline\s+\d\d:\d\d:\d\d UTC, \w{3} \d{1,2} \w{3} if launched now`)
 
 // TestTUIFormAndReviewRefuseWhatCannotLaunch goes through the new-study
-// form at 80×24 as a person would: f1 opens the form's keys; a hypothesis
+// form at 80×24 as a person would: f1 (and ? on a choice field) opens the
+// form's keys; a hypothesis
 // file that does not exist is refused before the review; the review of
 // an unavailable PRoot reads its probe's reason and the cooperative
 // warning whole (wrapped, not cut), shows the deadline as a time of day,
@@ -88,6 +89,10 @@ func TestTUIFormAndReviewRefuseWhatCannotLaunch(t *testing.T) {
 	}
 	s.keys("Right", "Right")
 	s.waitText(5*time.Second, "(•) PRoot · cooperative")
+	s.keys("?") // on a choice field ? is help, not text
+	s.waitText(5*time.Second, "Keys: new study")
+	s.keys("Escape")
+	s.waitGone(5*time.Second, "Keys: new study")
 	s.keys("C-s")
 	scr = s.waitFlat(5*time.Second, "Review the frozen contract", "proot-cooperative — UNAVAILABLE: "+reason,
 		"Cooperative execution is not a security sandbox: no filesystem or network isolation.")
