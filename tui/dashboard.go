@@ -232,7 +232,9 @@ func (m dashModel) handleProcs(msg procsMsg) (dashModel, tea.Cmd) {
 	}
 	m.sampling = false
 	if msg.err == nil {
+		prev := m.procs
 		m.procs = groupProcs(msg.rows)
+		m = m.keepProcessSelection(prev)
 		m.clampSelections()
 	}
 	return m, nil

@@ -81,3 +81,24 @@ func TestExperimentSelectionStaysOnItsExperiment(t *testing.T) {
 		t.Errorf("the open detail left its experiment:\n%s", v)
 	}
 }
+
+// TestProcessSelectionStaysOnItsProcess: a process that starts above the
+// selected row does not move the selection to another process.
+func TestProcessSelectionStaysOnItsProcess(t *testing.T) {
+	t.Parallel()
+	f := fixture()
+	m := openDash(t, f, false, 120, 40)
+	m, _ = step(t, m, procsMsg{gen: m.dash.gen, rows: f.procs})
+	m, _ = step(t, m, keyMsg("tab"))
+	m, _ = step(t, m, keyMsg("tab")) // Claims → Experiments → Processes
+	for m.dash.sel[paneProcesses] < len(m.dash.procs)-1 {
+		m, _ = step(t, m, keyMsg("j"))
+	}
+	chosen := m.dash.procs[m.dash.sel[paneProcesses]].PID
+	reviewer := engine.ProcSample{PID: 4125, Depth: 1, Command: "python3 agent.py --review", State: "S", Role: engine.RoleAgent, Backend: "host"}
+	rows := append(slices.Clone(f.procs[:2]), append([]engine.ProcSample{reviewer}, f.procs[2:]...)...)
+	m, _ = step(t, m, procsMsg{gen: m.dash.gen, rows: rows})
+	if got := m.dash.procs[m.dash.sel[paneProcesses]].PID; got != chosen {
+		t.Errorf("a new process moved the selection from pid %d to pid %d", chosen, got)
+	}
+}
