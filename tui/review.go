@@ -127,10 +127,10 @@ func (m reviewModel) View() string {
 		model = "(the backend's default)"
 	}
 	lines := []string{m.c.Styles.Title.Render("Review the frozen contract"), ""}
-	kv := func(k, v string) { lines = append(lines, kvLines(k, v, w, 0)...) }
+	kv := func(k, v string) { lines = append(lines, kvLines(k, v, w, reviewTextLines[k])...) }
 	kv("Campaign folder", m.study.Dir)
-	lines = append(lines, kvLines("Hypothesis", text(m.study.Hypothesis, m.study.HypothesisFile, m.texts[0]), w, reviewTextLines)...)
-	lines = append(lines, kvLines("Instructions", text(m.study.Instructions, m.study.InstructionsFile, m.texts[1]), w, reviewTextLines)...)
+	kv("Hypothesis", text(m.study.Hypothesis, m.study.HypothesisFile, m.texts[0]))
+	kv("Instructions", text(m.study.Instructions, m.study.InstructionsFile, m.texts[1]))
 	kv("Mode", r.Mode)
 	kv("Agent backend", r.AgentBackend)
 	kv("Model / judge", model+" / same")
@@ -171,8 +171,9 @@ func (m reviewModel) View() string {
 	return strings.Join(out, "\n")
 }
 
-// reviewTextLines bounds the hypothesis and the instructions on the review.
-const reviewTextLines = 4
+// reviewTextLines bounds the rows of the review that hold an operator's
+// text; every other value is shown whole.
+var reviewTextLines = map[string]int{"Hypothesis": 4, "Instructions": 4}
 
 // kvLines is one row of the review: the key, then the value wrapped under
 // itself (never cut, so an unavailable backend's reason reads whole), at
