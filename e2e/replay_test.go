@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // restrictedHost is the environment of a host where no execution backend
@@ -109,6 +112,7 @@ func TestDemoReplay(t *testing.T) {
 				t.Fatalf("want the demo's final summary for %s:\n%s", tc.dir, r)
 			}
 			checkRecord(t, envv, dir)
+			checkOwnElapsed(t, envv, dir, r.stderr)
 		})
 	}
 }
@@ -167,4 +171,31 @@ func tree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+var elapsedClock = regexp.MustCompile(`(\d+):(\d\d) elapsed`)
+
+// checkOwnElapsed: the summary's elapsed time is the study's own duration
+// (within its wall budget), not the time since the record was made.
+func checkOwnElapsed(t *testing.T, envv []string, dir, stderr string) {
+	t.Helper()
+	m := elapsedClock.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("the summary gives no elapsed time:\n%s", stderr)
+	}
+	minutes, _ := strconv.Atoi(m[1])
+	seconds, _ := strconv.Atoi(m[2])
+	elapsed := time.Duration(minutes*60+seconds) * time.Second
+	var snap struct {
+		CreatedAt time.Time `json:"created_at"`
+		Deadline  time.Time `json:"deadline"`
+	}
+	s := sjEnv(t, envv, "status", "--campaign", dir, "--json")
+	if err := json.Unmarshal([]byte(s.stdout), &snap); err != nil {
+		t.Fatalf("status --json: %v:\n%s", err, s)
+	}
+	if budget := snap.Deadline.Sub(snap.CreatedAt); elapsed > budget {
+		t.Errorf("the record's summary says %v elapsed, more than its wall budget %v (made %v ago):\n%s",
+			elapsed, budget, time.Since(snap.CreatedAt).Round(time.Second), stderr)
+	}
 }

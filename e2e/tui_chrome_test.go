@@ -38,6 +38,9 @@ func TestTUIFooterShowsQuitAtEveryWidth(t *testing.T) {
 				t.Errorf("%d columns: a completed Bubblewrap study offers %q: %q", size[0], dead, bar)
 			}
 		}
+		if !strings.Contains(bar, "] finished │") {
+			t.Errorf("%d columns: a finished study no process runs is not shown finished: %q", size[0], bar)
+		}
 		s.keys("q")
 		s.waitExit(5 * time.Second)
 	}
@@ -85,6 +88,14 @@ func TestTUIInterruptedStudyShowsNoRunningExperiment(t *testing.T) {
 		if strings.Contains(l, "exp_") && strings.Contains(l, " running ") {
 			t.Fatalf("a dead experiment shows as running: %q\n%s", l, first)
 		}
+	}
+	// `interrupted` is wider than STATUS: the columns after it still line up.
+	head, r := rowWith(first, "STATUS  "), []rune(row(first))
+	if i := strings.Index(head, "BACKEND"); i < 0 || len(r) <= i || string(r[i:i+len("bubblewrap")]) != "bubblewrap" {
+		t.Errorf("the BACKEND column does not line up with an interrupted row:\n%s\n%s", head, string(r))
+	}
+	if bar := footer(first); !strings.Contains(bar, "] stopped │") || !strings.Contains(bar, "r resume") {
+		t.Errorf("an interrupted study no process runs: want stopped and r resume in %q", bar)
 	}
 	// The header counts the deadline down every second: once it changed,
 	// time has passed, and the experiment's row must not have.
@@ -156,6 +167,36 @@ func TestTUISecondLaunchFromTheForm(t *testing.T) {
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("want two studies under %s, found %v (%v)", ws, entries, err)
 	}
-	s.keys("q")
+	// A third launch into the first study's folder says it holds a study.
+	taken := filepath.Join(ws, entries[0].Name())
+	s.keys("n")
+	s.waitText(10*time.Second, "New study", "‹ codex ›")
+	s.typeText("Sleeping does not change the answer.")
+	s.keys("Tab", "Tab")
+	s.typeText("e2e-marker: " + marker)
+	s.keys("Tab", "Tab", "Right", "Right")
+	s.waitText(5*time.Second, "‹ command ›")
+	s.keys("Tab", "Tab")
+	s.typeText(agentPath)
+	for range 5 { // Executable → Campaign folder
+		s.keys("Tab")
+	}
+	s.keys("C-u")
+	s.typeText(taken)
+	s.keys("C-s")
+	scr := s.waitFor(10*time.Second, "the review or an error", func(scr string) bool {
+		return strings.Contains(scr, "enter launch") || strings.Contains(flat(scr), "holds")
+	})
+	if strings.Contains(scr, "enter launch") {
+		s.keys("Enter")
+	}
+	scr = s.waitFlat(10*time.Second, taken+" already holds a study")
+	if strings.Contains(flat(scr), "holds no study") {
+		t.Errorf("a folder that holds a study is said to hold none:\n%s", scr)
+	}
+	if after, _ := os.ReadDir(ws); len(after) != 2 {
+		t.Errorf("the refused launch changed %s: %d entries", ws, len(after))
+	}
+	s.keys("C-c") // q would be typed into the form
 	s.waitExit(5 * time.Second)
 }

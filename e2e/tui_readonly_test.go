@@ -53,7 +53,9 @@ func TestTUIReadOnlyFinishedStudyAsAPersonSeesIt(t *testing.T) {
 	s.waitFor(5*time.Second, "the detail's position back at its top", func(sc string) bool {
 		return strings.Contains(sc, "lines 1–") && sc != end
 	})
-	s.keys("Escape", "q") // close the detail, back home
+	s.keys("Escape") // close the detail (alone: ESC and q in one read are alt+q)
+	s.waitGone(5*time.Second, "lines 1–")
+	s.keys("q") // back home
 	s.waitText(5*time.Second, "[read-only]")
 	s.keys("q")
 	s.waitExit(5 * time.Second)

@@ -27,7 +27,9 @@ func TestTUIDemoTellsItsStory(t *testing.T) {
 	if strings.Contains(scr, "could not read them") {
 		t.Fatalf("the review's evidence did not load:\n%s", scr)
 	}
-	s.keys("Escape", "Tab")
+	s.keys("Escape") // alone: ESC and tab in one read are alt+tab
+	s.waitGone(5*time.Second, "Measured (")
+	s.keys("Tab")
 	s.waitText(5*time.Second, "▶ Activity")
 	for range 20 {
 		s.keys("j", "j", "j", "j", "j", "j", "j", "j", "j", "j")

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/simjecture/simjecture/store"
 )
@@ -13,6 +14,9 @@ type Summary struct {
 	Snapshot                      // Experiments, Reviews and Notes are empty
 	Experiments map[ExpStatus]int `json:"experiment_counts"` // by status
 	Reviews     map[string]int    `json:"review_counts"`     // by status
+	// LastEventAt is the time of the study's newest event: for a study no
+	// supervisor runs, when it stopped.
+	LastEventAt time.Time `json:"last_event_at"`
 }
 
 // Summary reads the study's summary in one consistent read.
@@ -43,7 +47,10 @@ func (v *View) Summary(ctx context.Context) (Summary, error) {
 		if sum.Reviews, err = tx.CountByStatus(store.Reviews); err != nil {
 			return err
 		}
-		s.Claims, err = listDocs[Claim](tx, store.Claims)
+		if s.Claims, err = listDocs[Claim](tx, store.Claims); err != nil {
+			return err
+		}
+		sum.LastEventAt, err = headTime(tx)
 		return err
 	})
 	if err != nil {
@@ -54,4 +61,17 @@ func (v *View) Summary(ctx context.Context) (Summary, error) {
 		sum.Status = StatusInterrupted
 	}
 	return sum, nil
+}
+
+// headTime is the time of the newest event (zero when there is none).
+func headTime(tx *store.Tx) (time.Time, error) {
+	ev, err := tx.Head()
+	if err != nil || ev.Seq == 0 {
+		return time.Time{}, err
+	}
+	at, err := time.Parse(time.RFC3339Nano, ev.Time)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("newest event %d: time %q: %w", ev.Seq, ev.Time, err)
+	}
+	return at, nil
 }

@@ -154,6 +154,9 @@ func (m Model) showHome() (tea.Model, tea.Cmd) {
 }
 
 func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		return m.handleRunes(msg)
+	}
 	var cmd tea.Cmd
 	switch m.screen {
 	case screenHome:
@@ -166,6 +169,20 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.dash, cmd = m.dash.Update(msg)
 	}
 	return m, cmd
+}
+
+// handleRunes handles each of several runes that arrived in one read as
+// its own key: keys typed (or sent) faster than the terminal is read come
+// as one KeyMsg, and `jj` must move twice rather than match no binding.
+// A paste stays whole.
+func (m Model) handleRunes(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		next, cmd := m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+		m = next.(Model)
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
 }
 
 // View renders the current screen.

@@ -213,7 +213,9 @@ func (m dashModel) handleState(msg stateMsg) (dashModel, tea.Cmd) {
 	if msg.err != nil {
 		m.err = msg.err.Error()
 	} else {
+		prev := m.experimentOrder()
 		m.state, m.loaded, m.err = msg.state, true, ""
+		m = m.keepExperimentSelection(prev)
 		m.clampSelections()
 		if m.confirm == "leave" && !m.state.Supervising { // nothing left to pause: leave as asked
 			m.confirm = ""
@@ -233,7 +235,9 @@ func (m dashModel) handleProcs(msg procsMsg) (dashModel, tea.Cmd) {
 	}
 	m.sampling = false
 	if msg.err == nil {
+		prev := m.procs
 		m.procs = groupProcs(msg.rows)
+		m = m.keepProcessSelection(prev)
 		m.clampSelections()
 	}
 	return m, nil

@@ -265,14 +265,7 @@ func (m dashModel) statusBar(w int) (string, []string) {
 	if m.state.Snapshot.RecordProtection == engine.ProtectionNone {
 		mode += " " + m.c.Styles.Warn.Render("[record not protected from the agent]")
 	}
-	role := "attached"
-	switch {
-	case m.c.ReadOnly:
-		role = "read-only"
-	case m.state.Supervising:
-		role = "supervising"
-	}
-	left := mode + " " + role + " │ "
+	left := mode + " " + m.ownership() + " │ "
 	room := w - ansi.StringWidth(left)
 	var tail string
 	var note []string
@@ -292,4 +285,22 @@ func (m dashModel) statusBar(w int) (string, []string) {
 		tail = footerText(m.hints(), room)
 	}
 	return m.c.Styles.Bar.Render(fit(left+tail, w)), note
+}
+
+// ownership says who runs the study: this process (`supervising`),
+// another live one (`attached`), or nobody (`finished` for a study that
+// can no longer resume, else `stopped`: paused or interrupted); `read-only`
+// first.
+func (m dashModel) ownership() string {
+	switch {
+	case m.c.ReadOnly:
+		return "read-only"
+	case m.state.Supervising:
+		return "supervising"
+	case m.state.OtherOwner:
+		return "attached"
+	case engine.Terminal(m.state.Snapshot.Status):
+		return "finished"
+	}
+	return "stopped"
 }

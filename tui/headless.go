@@ -138,7 +138,7 @@ func SummaryLine(s engine.Summary, now time.Time) string {
 		activity = fmt.Sprintf("Reconnecting provider (attempt %d, %ds to retry)", p.ConsecutiveFailures,
 			max(0, int(p.NextRetryAt.Sub(now).Seconds()+0.5)))
 	}
-	elapsed := now.Sub(s.CreatedAt)
+	elapsed := studyElapsed(s, now)
 	parts := []string{
 		fmt.Sprintf("%s · %s · %s", s.Mode, agentName(s.AgentBackend, s.Model), s.ExecutionBackend),
 		fmt.Sprintf("%s · %s", s.Status, activity),
@@ -148,6 +148,17 @@ func SummaryLine(s engine.Summary, now time.Time) string {
 		"tokens " + tokens(s.Usage) + fmt.Sprintf(" · provider wait %.1fm", s.Provider.WaitSeconds/60),
 	}
 	return strings.Join(parts, " | ")
+}
+
+// studyElapsed is how long the study has run: until now while it runs
+// (or was interrupted), else until it stopped (its newest event), so a
+// record read later still shows its own duration.
+func studyElapsed(s engine.Summary, now time.Time) time.Duration {
+	end := now
+	if s.Status != engine.StatusRunning && s.Status != engine.StatusInterrupted && !s.LastEventAt.IsZero() {
+		end = s.LastEventAt
+	}
+	return max(0, end.Sub(s.CreatedAt))
 }
 
 func agentName(backend, model string) string {

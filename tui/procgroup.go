@@ -187,3 +187,20 @@ func (m dashModel) jumpToExperiment() dashModel {
 	}
 	return m.say(shortID(id) + " is not among the experiments shown")
 }
+
+// keepProcessSelection puts the Processes selection back on the process
+// it was on in prev, the rows before a new sample: processes start and
+// end twice a second, and the selected row stays on its pid while it lives.
+func (m dashModel) keepProcessSelection(prev []procRow) dashModel {
+	i := m.sel[paneProcesses]
+	if i >= len(prev) {
+		return m
+	}
+	for j, r := range m.procs {
+		if r.PID == prev[i].PID {
+			m.sel[paneProcesses] = j
+			break
+		}
+	}
+	return m
+}

@@ -127,7 +127,7 @@ func (m reviewModel) View() string {
 		model = "(the backend's default)"
 	}
 	lines := []string{m.c.Styles.Title.Render("Review the frozen contract"), ""}
-	kv := func(k, v string) { lines = append(lines, fit(fmt.Sprintf("  %-18s %s", k, v), w)) }
+	kv := func(k, v string) { lines = append(lines, kvLines(k, v, w, reviewTextLines[k])...) }
 	kv("Campaign folder", m.study.Dir)
 	for _, row := range continuationRows(m.study) {
 		kv(row[0], row[1])
@@ -155,21 +155,50 @@ func (m reviewModel) View() string {
 		}
 	}
 	lines = append(lines, "", "  None of this can change once the study starts; resuming keeps the deadline.")
+	// What just happened stays in view above the footer, however long
+	// the contract is.
+	var foot []string
 	if m.busy {
-		lines = append(lines, "", "  Creating the study…")
+		foot = append(foot, "  Creating the study…")
 	}
 	if m.err != "" {
-		lines = append(lines, "")
-		for _, l := range wrap(m.err, w-2) {
-			lines = append(lines, "  "+m.c.Styles.Bad.Render(l))
+		for _, l := range clip(wrap(m.err, w-2), max(1, (h-1)/2), "…") {
+			foot = append(foot, "  "+m.c.Styles.Bad.Render(l))
 		}
 	}
-	out := block(lines, w, h-1)
+	out := append(block(lines, w, h-1-len(foot)), block(foot, w, len(foot))...)
 	if m.help {
 		out = overlay(out, helpBox("Keys: review", m.hints()), w)
 	}
 	out = append(out, m.c.Styles.Bar.Render(fit(footerText(m.hints(), w), w)))
 	return strings.Join(out, "\n")
+}
+
+// reviewTextLines bounds the rows of the review that hold an operator's
+// text; every other value is shown whole.
+var reviewTextLines = map[string]int{"Hypothesis": 4, "Instructions": 4}
+
+// kvLines is one row of the review: the key, then the value wrapped under
+// itself (never cut, so an unavailable backend's reason reads whole), at
+// most maxLines lines when maxLines > 0.
+func kvLines(k, v string, w, maxLines int) []string {
+	const indent = 2 + 18 + 1
+	vs := wrap(v, max(w-indent, 10))
+	if len(vs) == 0 {
+		vs = []string{""}
+	}
+	if maxLines > 0 {
+		vs = clip(vs, maxLines, "…")
+	}
+	out := make([]string, len(vs))
+	for i, l := range vs {
+		key := ""
+		if i == 0 {
+			key = k
+		}
+		out[i] = fit(fmt.Sprintf("  %-18s %s", key, l), w)
+	}
+	return out
 }
 
 // launchable reports whether the chosen backend can run (or is not probed yet).

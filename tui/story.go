@@ -154,3 +154,22 @@ func storyCols(e engine.Receipt) string {
 	}
 	return fmt.Sprintf("%-12s %s", claim, oneLine(e.Purpose))
 }
+
+// keepExperimentSelection puts the Experiments selection back on the
+// experiment it was on in prev, the order before a refresh: the order
+// moves experiments as they start and finish (running first, then queued,
+// then finished newest first), and the row, its detail and the log viewer
+// stay on the experiment the operator chose.
+func (m dashModel) keepExperimentSelection(prev []engine.Receipt) dashModel {
+	i := m.sel[paneExperiments]
+	if i >= len(prev) {
+		return m
+	}
+	for j, e := range m.experimentOrder() {
+		if e.ID == prev[i].ID {
+			m.sel[paneExperiments] = j
+			break
+		}
+	}
+	return m
+}
