@@ -57,7 +57,7 @@ func (sv *Supervisor) processReviews(ctx context.Context) Status {
 		return sv.harnessError(ctx, storeError("read the review queue", err))
 	}
 	for _, r := range queue {
-		if blocked(claims[r.Claim], claims) || r.Attempts-r.Crashes >= MaxReviewAttempts || !sv.reviews.due(r.ID) {
+		if r.Stage == "" && blocked(claims[r.Claim], claims) || r.Attempts-r.Crashes >= MaxReviewAttempts || !sv.reviews.due(r.ID) {
 			continue
 		}
 		if stop := sv.reviewOne(ctx, r, claims); stop != goOn {
@@ -105,6 +105,9 @@ func blocked(c Claim, claims map[string]Claim) bool {
 }
 
 func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string]Claim) Status {
+	if r.Stage != "" {
+		return sv.scienceReviewOne(ctx, r)
+	}
 	packet, err := sv.buildPacket(ctx, r, claims)
 	if err != nil {
 		return sv.reviewFailed(ctx, r, err)
@@ -122,7 +125,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	sv.setActivity(ctx, "independent review of "+r.Claim)
 	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
 		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}
-	out, stop, err := sv.runTurn(ctx, turn)
+	out, stop, err := sv.runTurn(ctx, turn, 0)
 	switch {
 	case stop != goOn:
 		return stop

@@ -9,7 +9,14 @@ import (
 const (
 	RoleWorker   = "worker"
 	RoleReviewer = "reviewer"
+	// RoleJudge is a tool-free reviewer (the support adjudication of the
+	// scientific modes): no tools, no lab, no writable folder; a backend
+	// that reports tool use in its stream counts it in Outcome.ToolEvents.
+	RoleJudge = "judge"
 )
+
+// Reviewing reports whether role judges rather than works.
+func Reviewing(role string) bool { return role == RoleReviewer || role == RoleJudge }
 
 // Turn is one agent turn.
 type Turn struct {
@@ -55,6 +62,9 @@ type Outcome struct {
 	StderrTail string
 	Cursor     string // the thread to resume next time, if any
 	Failure    *Failure
+	// ToolEvents counts the tool calls the agent's stream reported (a
+	// judge's verdict is void if any).
+	ToolEvents int
 	// Usage of this turn's thread: running totals for a resumed thread
 	// (they replace the thread's earlier figures); nil when unknown.
 	Thread                    string

@@ -60,7 +60,7 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 	defer cancel()
 	run := &turnRun{log: log}
 	start := time.Now()
-	if t.Role == provider.RoleReviewer {
+	if provider.Reviewing(t.Role) {
 		err = a.review(turnCtx, t, run)
 	} else {
 		err = a.work(turnCtx, t, run)
@@ -77,9 +77,9 @@ func withAllowance(ctx context.Context, d time.Duration) (context.Context, conte
 
 // outcome maps how the turn ended to the Outcome the engine reads.
 func (a *Agent) outcome(ctx, turnCtx context.Context, t provider.Turn, run *turnRun, err error, d time.Duration) (provider.Outcome, error) {
-	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out}
+	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out, ToolEvents: run.tools}
 	out.LastLine = provider.LastLine(run.final)
-	if t.Role == provider.RoleReviewer {
+	if provider.Reviewing(t.Role) {
 		out.LastLine = verdictLine(run.final)
 	}
 	var rf *requestFailure
@@ -147,6 +147,7 @@ func (a *Agent) review(ctx context.Context, t provider.Turn, run *turnRun) error
 		return err
 	}
 	if len(r.calls) > 0 {
+		run.tools += len(r.calls)
 		run.log.event("reviewer_tool_call_ignored", map[string]any{"calls": len(r.calls)})
 	}
 	run.answer(r.text)
@@ -162,4 +163,5 @@ const reviewerSystem = `You are the independent reviewer of a simjecture study. 
 Judge only from the packet: the claim, the requested disposition, the experiments' receipts and artifacts.
 End your answer with the verdict as one JSON object on the last line, with exactly these fields:
 {"claim_id": "...", "decision": "approved" | "needs_revision", "disposition": "supported" | "falsified" | "unresolved", "rationale": "at least sixteen characters", "evidence_gaps": [], "next_test": null}
-approved needs no evidence gaps and a disposition other than unresolved; needs_revision needs at least one gap.`
+approved needs no evidence gaps and a disposition other than unresolved; needs_revision needs at least one gap.
+When the packet carries its own verdict_schema (the contract reviews and support adjudications of the scientific modes), answer in exactly that schema instead.`

@@ -20,6 +20,7 @@ type turnRun struct {
 	said     strings.Builder // every answer text of the turn, for the tail
 	final    string          // the last answer text
 	in, out  *int64          // usage summed over the turn's requests; nil when no request reported any
+	tools    int             // tool calls a reviewer asked for (none is run)
 }
 
 // addUsage adds one request's usage; unknown stays unknown.
