@@ -27,7 +27,7 @@ type CallSpec struct {
 	Name        string
 	Description string
 	Params      []Param
-	Wakes       bool // hands the executor work: wake the supervisor after it succeeds
+	Wakes       bool   // hands the executor work: wake the supervisor after it succeeds
 	Roles       []Role // who may make it (engine/roles.go); the guide, MCP and api tools of a role list only its calls
 	handler     callHandler
 }

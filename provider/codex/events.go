@@ -25,8 +25,8 @@ type events struct {
 	input, output *int64
 	toolIDs       map[string]bool // tool items seen (anything but messages, reasoning and errors)
 	toolAnon      int             // tool items without an id
-	pending       []string // error events of the turn in progress
-	failures      []string // error events of turns that did not complete
+	pending       []string        // error events of the turn in progress
+	failures      []string        // error events of turns that did not complete
 }
 
 // event is one JSONL line of `codex exec --json` (see docs/codex.md).
