@@ -114,7 +114,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	}
 	body, _ := json.MarshalIndent(packet, "", "  ")
 	sum := sha256.Sum256(body)
-	dir := filepath.Join(sv.c.Supervisor(), fmt.Sprintf("review-%s-%d", r.ID, r.Attempts+1))
+	dir := filepath.Join(sv.c.Supervisor(), reviewDirName(r, r.Attempts+1))
 	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return sv.harnessError(ctx, err)

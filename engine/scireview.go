@@ -141,7 +141,7 @@ func (sv *Supervisor) scienceReviewOne(ctx context.Context, r Review) Status {
 		return sv.voidReview(ctx, r, err)
 	}
 	body, _ := json.MarshalIndent(p, "", "  ")
-	dir := filepath.Join(sv.c.Supervisor(), fmt.Sprintf("%s-review-%s-%d", r.Stage, r.ID, r.Attempts+1))
+	dir := filepath.Join(sv.c.Supervisor(), reviewDirName(r, r.Attempts+1))
 	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return sv.harnessError(ctx, err)
@@ -314,4 +314,13 @@ func (sv *Supervisor) voidReview(ctx context.Context, r Review, cause error) Sta
 		return sv.harnessError(ctx, storeError("void a review request", err))
 	}
 	return goOn
+}
+
+// reviewDirName is the folder of one attempt of a review under the
+// supervisor's folder: review-ID-N, with the stage first for a scientific one.
+func reviewDirName(r Review, attempt int) string {
+	if r.Stage != "" {
+		return fmt.Sprintf("%s-review-%s-%d", r.Stage, r.ID, attempt)
+	}
+	return fmt.Sprintf("review-%s-%d", r.ID, attempt)
 }
