@@ -21,9 +21,9 @@ type sciAgent struct {
 	t   *testing.T
 	lab *Lab // no role of its own: the host's assignment decides
 
-	mu     sync.Mutex
-	turns  []provider.Turn
-	judged int
+	mu      sync.Mutex
+	turns   []provider.Turn
+	judged  int
 	onJudge func(n int) bool // called before the n-th judge answers; true: it hangs until stopped
 }
 
