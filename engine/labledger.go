@@ -40,6 +40,10 @@ func (l *Lab) Claim(ctx context.Context, a ClaimArgs) (Claim, error) {
 		if err != nil {
 			return err
 		}
+		if existing, err := getClaim(tx, claimID(a)); err == nil && as != nil && slices.Contains(as.Children, existing.ID) {
+			c = existing // the same request again returns the same claim
+			return nil
+		}
 		if err := checkClaimRole(as, a); err != nil {
 			return err
 		}
@@ -73,9 +77,14 @@ func checkClaimRole(as *Assignment, a ClaimArgs) error {
 	return nil
 }
 
-func registerClaim(tx *store.Tx, a ClaimArgs) (Claim, error) {
-	id := shortHash("claim_", map[string]any{"statement": a.Statement, "kind": a.Kind, "relation": a.Relation,
+// claimID is the id of the claim a request registers.
+func claimID(a ClaimArgs) string {
+	return shortHash("claim_", map[string]any{"statement": a.Statement, "kind": a.Kind, "relation": a.Relation,
 		"parent": a.Parent, "rationale": a.Rationale, "repair": a.Repair})
+}
+
+func registerClaim(tx *store.Tx, a ClaimArgs) (Claim, error) {
+	id := claimID(a)
 	if existing, err := getClaim(tx, id); err == nil {
 		return existing, nil
 	}
