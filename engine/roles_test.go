@@ -195,3 +195,37 @@ func TestScientificCompleted(t *testing.T) {
 		}
 	}
 }
+
+// TestParseScienceVerdict: the strict schemas of section 12; a verdict for
+// another claim or version, a wrong decision word, gaps on an approval or
+// none on a refusal, and unknown fields are all rejected.
+func TestParseScienceVerdict(t *testing.T) {
+	contract := Review{Claim: "claim_a", Stage: StageContract, ContractVersion: 2}
+	support := Review{Claim: "claim_a", Stage: StageSupport, ContractVersion: 2}
+	v := func(claim string, version int, decision, gaps string) string {
+		return fmt.Sprintf(`{"claim_id":%q,"contract_version":%d,"decision":%q,"rationale":"long enough to count here","evidence_gaps":%s,"next_test":null}`,
+			claim, version, decision, gaps)
+	}
+	cases := []struct {
+		name, line string
+		r          Review
+		want       string // "" accepted
+	}{
+		{"approved", v("claim_a", 2, "approved", "[]"), contract, ""},
+		{"fenced sufficient", "```json" + v("claim_a", 2, "sufficient", "[]") + "```", support, ""},
+		{"insufficient with a gap", v("claim_a", 2, "insufficient", `["no challenge"]`), support, ""},
+		{"another claim", v("root", 2, "sufficient", "[]"), support, "verdict is for root version 2"},
+		{"another version", v("claim_a", 1, "sufficient", "[]"), support, "verdict is for claim_a version 1"},
+		{"a contract word for support", v("claim_a", 2, "approved", "[]"), support, "is not sufficient or insufficient"},
+		{"insufficient without gaps", v("claim_a", 2, "insufficient", "[]"), support, "must name evidence gaps"},
+		{"approval with gaps", v("claim_a", 2, "approved", `["x"]`), contract, "cannot keep evidence gaps"},
+		{"unknown field", strings.Replace(v("claim_a", 2, "approved", "[]"), `"next_test"`, `"disposition":"supported","next_test"`, 1), contract, "unknown field"},
+		{"short rationale", strings.Replace(v("claim_a", 2, "approved", "[]"), "long enough to count here", "short", 1), contract, "shorter than 16"},
+	}
+	for _, tc := range cases {
+		_, err := ParseScienceVerdict(tc.line, tc.r)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

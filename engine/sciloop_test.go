@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -25,6 +26,7 @@ type sciAgent struct {
 	turns   []provider.Turn
 	judged  int
 	onJudge func(n int) bool // called before the n-th judge answers; true: it hangs until stopped
+	toolUse int              // the first judge's stream reports this many tool events
 }
 
 func (a *sciAgent) Name() string { return "sci" }
@@ -52,7 +54,11 @@ func (a *sciAgent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outco
 			<-ctx.Done()
 			return provider.Outcome{ExitCode: 143}, nil
 		}
-		return provider.Outcome{LastLine: verdictFor(p, DecisionSufficient)}, nil
+		out := provider.Outcome{LastLine: verdictFor(p, DecisionSufficient)}
+		if n == 1 {
+			out.ToolEvents = a.toolUse
+		}
+		return out, nil
 	}
 	a.work(ctx, Role(t.Env["SIMJECTURE_ROLE"]), t.Env["SIMJECTURE_CLAIM"])
 	return provider.Outcome{Cursor: "thread-" + t.Env["SIMJECTURE_ROLE"] + "-" + t.Env["SIMJECTURE_CLAIM"]}, nil
@@ -279,5 +285,25 @@ func TestSupportReviewSurvivesAStop(t *testing.T) {
 	}
 	if n := countEvents(t, s, string(EvReviewRequested)); n != 3 {
 		t.Errorf("%d review requests, want 3 (two contract reviews, one support)", n)
+	}
+}
+
+// TestJudgeToolUseVoidsTheVerdict: a judge whose stream reports a tool
+// call has its (sufficient) verdict rejected; the second, tool-free attempt
+// decides.
+func TestJudgeToolUseVoidsTheVerdict(t *testing.T) {
+	c, s, agent := scienceStudy(t, "structured")
+	agent.toolUse = 1
+	if final, _ := runSupervisor(t, c, agent, Options{}); final != StatusCompleted {
+		t.Fatalf("final %s", final)
+	}
+	snap, _ := LoadSnapshot(context.Background(), c, s)
+	for _, r := range snap.Reviews {
+		if r.Stage == StageSupport && (r.Attempts != 2 || !strings.Contains(r.LastError, "used 1 tool")) {
+			t.Errorf("support review: %d attempts, last error %q", r.Attempts, r.LastError)
+		}
+	}
+	if agent.judged != 2 || countEvents(t, s, string(EvAdjudicated)) != 1 {
+		t.Errorf("%d judge turns, %d adjudications; want 2 and 1", agent.judged, countEvents(t, s, string(EvAdjudicated)))
 	}
 }
