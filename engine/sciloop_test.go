@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/store"
@@ -305,5 +306,32 @@ func TestJudgeToolUseVoidsTheVerdict(t *testing.T) {
 	}
 	if agent.judged != 2 || countEvents(t, s, string(EvAdjudicated)) != 1 {
 		t.Errorf("%d judge turns, %d adjudications; want 2 and 1", agent.judged, countEvents(t, s, string(EvAdjudicated)))
+	}
+}
+
+// TestIdleWatch: frontier's inactivity watchdog expires only after its
+// span passes with no new event, and any event restarts the span.
+func TestIdleWatch(t *testing.T) {
+	_, s, lab := newScientificStudy(t, "frontier")
+	w := newIdleWatch(s, 200*time.Millisecond)
+	ctx := context.Background()
+	if w.expired(ctx) {
+		t.Fatal("expired at once")
+	}
+	tick, deadline := time.NewTicker(10*time.Millisecond), time.After(10*time.Second)
+	defer tick.Stop()
+	for !w.expired(ctx) {
+		select {
+		case <-deadline:
+			t.Fatal("never expired without activity")
+		case <-tick.C:
+		}
+	}
+	mustCall[ContractResult](t, lab, "contract", contractArgs("root", "")) // activity: a new event
+	if w.expired(ctx) {
+		t.Fatal("expired right after activity")
+	}
+	if (&idleWatch{}).expired(ctx) {
+		t.Fatal("a watch without a span expired")
 	}
 }
