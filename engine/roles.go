@@ -43,13 +43,12 @@ var modeRoles = map[string][]Role{
 
 // Role sets of the call table.
 var (
-	everyRole      = []Role{RoleWorker, RoleFalsifier, RoleRepairScientist, RoleResearcher, RoleOperator}
-	minimalOnly    = []Role{RoleWorker}
-	runners        = []Role{RoleWorker, RoleFalsifier, RoleResearcher, RoleOperator}
-	ledgerWriters  = []Role{RoleFalsifier, RoleRepairScientist, RoleResearcher, RoleOperator}
-	evidenceRoles  = []Role{RoleFalsifier, RoleResearcher, RoleOperator}
-	assignedRoles  = []Role{RoleFalsifier, RoleRepairScientist}
-	scientificOnly = []Role{RoleFalsifier, RoleRepairScientist, RoleResearcher, RoleOperator}
+	everyRole     = []Role{RoleWorker, RoleFalsifier, RoleRepairScientist, RoleResearcher, RoleOperator}
+	minimalOnly   = []Role{RoleWorker}
+	runners       = []Role{RoleWorker, RoleFalsifier, RoleResearcher, RoleOperator}
+	ledgerWriters = []Role{RoleFalsifier, RoleRepairScientist, RoleResearcher, RoleOperator}
+	evidenceRoles = []Role{RoleFalsifier, RoleResearcher, RoleOperator}
+	assignedRoles = []Role{RoleFalsifier, RoleRepairScientist}
 )
 
 // MaxAssignmentOps is the operation budget of one assignment.

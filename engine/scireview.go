@@ -141,13 +141,9 @@ func (sv *Supervisor) scienceReviewOne(ctx context.Context, r Review) Status {
 		return sv.voidReview(ctx, r, err)
 	}
 	body, _ := json.MarshalIndent(p, "", "  ")
-	dir := filepath.Join(sv.c.Supervisor(), reviewDirName(r, r.Attempts+1))
-	work := filepath.Join(dir, "work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return sv.harnessError(ctx, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, PacketFile), body, 0o644); err != nil {
-		return sv.harnessError(ctx, fmt.Errorf("keep review packet: %w", err))
+	dir, work, stop := sv.reviewFolder(ctx, r, body)
+	if stop != goOn {
+		return stop
 	}
 	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
 		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}
@@ -169,6 +165,20 @@ func (sv *Supervisor) scienceReviewOne(ctx context.Context, r Review) Status {
 		return sv.reviewFailed(ctx, r, err)
 	}
 	return sv.resolveScience(ctx, lab, r, v, p.Contract.PacketSHA256(), docHash(body))
+}
+
+// reviewFolder makes the folder of a review attempt, with its packet and
+// the reviewer's fresh working folder.
+func (sv *Supervisor) reviewFolder(ctx context.Context, r Review, body []byte) (string, string, Status) {
+	dir := filepath.Join(sv.c.Supervisor(), reviewDirName(r, r.Attempts+1))
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", "", sv.harnessError(ctx, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, PacketFile), body, 0o644); err != nil {
+		return "", "", sv.harnessError(ctx, fmt.Errorf("keep review packet: %w", err))
+	}
+	return dir, work, goOn
 }
 
 // judgeTurn is the agent backend's tool-free turn.

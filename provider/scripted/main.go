@@ -57,26 +57,23 @@ func run(ctx context.Context, getenv func(string) string, args []string, stdin i
 
 // runScience runs one worker turn of the scientific modes.
 func runScience(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
-	bin := getenv(envBin)
-	if bin == "" {
-		fmt.Fprintf(stderr, "scripted-agent: %v: %s is not set\n", ErrEnv, envBin)
-		return 2
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintf(stderr, "scripted-agent: working directory: %v\n", err)
-		return 1
-	}
-	w := &ScienceWorker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Role: getenv(envRole), Claim: getenv(envClaim), Log: stderr}
-	if err := w.Run(ctx); err != nil {
-		fmt.Fprintf(stderr, "scripted-agent: error: %v\n", err)
-		return 1
-	}
-	return 0
+	return runTurn(getenv, stderr, func(bin, dir string) error {
+		w := &ScienceWorker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Role: getenv(envRole), Claim: getenv(envClaim), Log: stderr}
+		return w.Run(ctx)
+	})
 }
 
 // runWorker runs one worker turn in the current directory.
 func runWorker(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
+	return runTurn(getenv, stderr, func(bin, dir string) error {
+		w := &Worker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Turn: getenv(envTurn), Log: stderr}
+		return w.Run(ctx)
+	})
+}
+
+// runTurn runs one worker turn in the current directory with the lab at
+// $SIMJECTURE_BIN, and maps its outcome to an exit code.
+func runTurn(getenv func(string) string, stderr io.Writer, turn func(bin, dir string) error) int {
 	bin := getenv(envBin)
 	if bin == "" {
 		fmt.Fprintf(stderr, "scripted-agent: %v: %s is not set\n", ErrEnv, envBin)
@@ -87,8 +84,7 @@ func runWorker(ctx context.Context, getenv func(string) string, stderr io.Writer
 		fmt.Fprintf(stderr, "scripted-agent: working directory: %v\n", err)
 		return 1
 	}
-	w := &Worker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Turn: getenv(envTurn), Log: stderr}
-	if err := w.Run(ctx); err != nil {
+	if err := turn(bin, dir); err != nil {
 		fmt.Fprintf(stderr, "scripted-agent: error: %v\n", err)
 		return 1
 	}

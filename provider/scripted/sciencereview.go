@@ -21,14 +21,7 @@ type SciencePacket struct {
 		Relation  string   `json:"relation"`
 		Statement string   `json:"statement"`
 		Ancestors []string `json:"ancestors"`
-		Contract  struct {
-			Version int        `json:"version"`
-			Checks  []sciCheck `json:"checks"`
-			Binding *struct {
-				Source string     `json:"source"`
-				Args   [][]string `json:"args"`
-			} `json:"binding"`
-		} `json:"contract"`
+		Contract  sciContract `json:"contract"`
 		Sources []struct {
 			Path      string `json:"path"`
 			ReadError string `json:"read_error"`
