@@ -17,12 +17,12 @@ type SciencePacket struct {
 	Stage      string `json:"stage"`
 	Hypothesis string `json:"hypothesis"`
 	Contract   struct {
-		Claim     string   `json:"claim"`
-		Relation  string   `json:"relation"`
-		Statement string   `json:"statement"`
-		Ancestors []string `json:"ancestors"`
+		Claim     string      `json:"claim"`
+		Relation  string      `json:"relation"`
+		Statement string      `json:"statement"`
+		Ancestors []string    `json:"ancestors"`
 		Contract  sciContract `json:"contract"`
-		Sources []struct {
+		Sources   []struct {
 			Path      string `json:"path"`
 			ReadError string `json:"read_error"`
 		} `json:"sources"`
