@@ -129,7 +129,7 @@ var labCalls = []CallSpec{
 		{Name: "source", Type: "string", Description: "program under research/ that tests it"},
 		{Name: "cases", Type: "array", Items: "array", Description: "argument lists of the test cases"},
 	}, Roles: minimalOnly, handler: handler((*Lab).Commit)},
-	{Name: "review", Description: "Ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
+	{Name: "review", Description: "Minimal: ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
 		{Name: "claim", Type: "string", Description: "root (default) or a claim id"},
 		{Name: "disposition", Type: "string", Required: true, Enum: []string{"supported", "falsified", "unresolved"}},
 		{Name: "conclusion", Type: "string", Required: true},
