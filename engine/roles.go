@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/simjecture/simjecture/store"
@@ -98,6 +99,18 @@ func activeAssignment(tx *store.Tx) (*Assignment, error) {
 	return &a, nil
 }
 
+// latestAssignment is the study's newest assignment, active or ended, or
+// nil: after a handoff its role stays the caller's, with reads only, until
+// the host starts the next one.
+func latestAssignment(tx *store.Tx) (*Assignment, error) {
+	list, err := listDocs[Assignment](tx, store.Assignments)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	a := slices.MaxFunc(list, func(x, y Assignment) int { return strings.Compare(x.ID, y.ID) })
+	return &a, nil
+}
+
 func putAssignment(tx *store.Tx, a Assignment) error {
 	_, err := putRecord(tx, store.Assignments, a.ID, string(a.Status), a)
 	return err
@@ -108,7 +121,7 @@ func studyRole(tx *store.Tx, mode string) (Role, *Assignment, error) {
 	if !slices.Contains(ScientificModes, mode) {
 		return RoleWorker, nil, nil
 	}
-	a, err := activeAssignment(tx)
+	a, err := latestAssignment(tx)
 	if err != nil || a == nil {
 		return RoleOperator, nil, err
 	}
@@ -134,12 +147,16 @@ func (l *Lab) callRole(ctx context.Context) (Role, *Assignment, error) {
 	return role, a, err
 }
 
-// spend counts one operation of the active assignment in the call's own
+// spend counts one operation of the current assignment in the call's own
 // transaction: an ended assignment only reads, and the budget is firm.
 func spend(tx *store.Tx) (*Assignment, error) {
-	a, err := activeAssignment(tx)
+	a, err := latestAssignment(tx)
 	if err != nil || a == nil {
 		return nil, err
+	}
+	if a.Status != AssignmentActive {
+		return nil, fmt.Errorf("assignment %s has handed off (%s); only reads remain until the host assigns the next: %w",
+			a.ID, a.Handoff.Outcome, ErrLab)
 	}
 	if a.Operations >= a.MaxOps {
 		return nil, fmt.Errorf("assignment %s has used its %d operations; hand off: %w", a.ID, a.MaxOps, ErrLab)

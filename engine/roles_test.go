@@ -229,3 +229,23 @@ func TestParseScienceVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffLeavesOnlyReads: after its handoff an assignment's role stays
+// the caller's (no operator's rights in the rest of the turn), with reads only.
+func TestHandoffLeavesOnlyReads(t *testing.T) {
+	_, s, lab := newScientificStudy(t, "structured")
+	startAssignment(t, lab, RoleFalsifier, RootClaim)
+	mustCall[Assignment](t, lab, "handoff", `{"outcome":"inconclusive","next_test":"later"}`)
+	wantRefused(t, s, "has handed off (inconclusive); only reads remain", func() error {
+		_, err := call[ContractResult](t, lab, "contract", contractArgs("root", ""))
+		return err
+	})
+	wantRefused(t, s, "has handed off", func() error {
+		_, err := call[Receipt](t, lab, "run", `{"source":"orbit.py","outputs":["r.json"],"stage":"workbench"}`)
+		return err
+	})
+	wantRefused(t, s, "no assignment is active", func() error { _, err := call[Assignment](t, lab, "handoff", `{"outcome":"blocked"}`); return err })
+	if sum := mustCall[StatusSummary](t, lab, "status", `{}`); sum.Role != RoleFalsifier {
+		t.Errorf("role after the handoff %s, want the falsifier's", sum.Role)
+	}
+}
