@@ -19,8 +19,8 @@ type Role string
 
 // The roles. Worker is minimal's one agent; the falsifier and the repair
 // scientist are structured's assignments, the researcher frontier's one;
-// the operator is whoever calls while no assignment is active (before the
-// first turn, at the shell).
+// the operator is whoever calls before the host's first assignment (at
+// the shell).
 const (
 	RoleWorker          Role = "worker"
 	RoleFalsifier       Role = "falsifier"
