@@ -104,9 +104,9 @@ func readCheats(t *testing.T, path string) []cheatEntry {
 	return out
 }
 
-// checkJudgeRejectedWrongClaim: the support review took two attempts (the
-// first verdict named another claim), and the judge had no lab.
-func checkJudgeRejectedWrongClaim(t *testing.T, dir string) {
+// checkSupportRejectedOnce: report.json says the support review took two
+// attempts, the first rejected with an error containing why.
+func checkSupportRejectedOnce(t *testing.T, dir, why string) {
 	t.Helper()
 	out, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil {
@@ -119,13 +119,22 @@ func checkJudgeRejectedWrongClaim(t *testing.T, dir string) {
 			LastError string `json:"last_error"`
 		} `json:"reviews"`
 	}
-	_ = json.Unmarshal(out, &rep)
-	logs, _ := filepath.Glob(filepath.Join(dir, "supervisor", "support-review-*-1", "stdout.log"))
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rep.Reviews {
-		if r.Stage == "support" && (r.Attempts != 2 || !strings.Contains(r.LastError, "verdict is for root")) {
-			t.Errorf("support review: %d attempts, last error %q; want 2 and the wrong claim rejected", r.Attempts, r.LastError)
+		if r.Stage == "support" && (r.Attempts != 2 || !strings.Contains(r.LastError, why)) {
+			t.Errorf("support review: %d attempts, last error %q; want 2, the first rejected (%s)", r.Attempts, r.LastError, why)
 		}
 	}
+}
+
+// checkJudgeRejectedWrongClaim: the support review took two attempts (the
+// first verdict named another claim), and the judge had no lab.
+func checkJudgeRejectedWrongClaim(t *testing.T, dir string) {
+	t.Helper()
+	checkSupportRejectedOnce(t, dir, "verdict is for root")
+	logs, _ := filepath.Glob(filepath.Join(dir, "supervisor", "support-review-*-1", "stdout.log"))
 	if len(logs) != 1 {
 		t.Fatalf("judge logs %v", logs)
 	}
