@@ -69,11 +69,13 @@ type AgentBackend struct {
 	// New builds the agent of a study from its frozen contract; self is
 	// this binary.
 	New func(k Contract, self string) (provider.Agent, error)
-	// ToolFree says how the backend runs a judge with no tools at all, and
-	// Judge turns a review turn into that tool-free turn. A judge whose
-	// outcome reports any tool event (Outcome.ToolEvents) is void.
-	ToolFree string
-	Judge    func(t provider.Turn) provider.Turn
+	// ToolFree says the backend can run a turn with no tools at all
+	// (provider.Turn.ToolFree: a judge) and reports the tool calls its
+	// stream shows anyway (provider.Outcome.ToolCalls), which void it.
+	// ToolFreeHow says how, and Judge turns a review turn into that turn.
+	ToolFree    bool
+	ToolFreeHow string
+	Judge       func(t provider.Turn) provider.Turn
 }
 
 // Need is how the backend takes f.
@@ -82,26 +84,26 @@ func (b AgentBackend) Need(f Field) Need { return b.Needs[f] }
 var agentBackends = []AgentBackend{
 	{Name: codex.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional},
 		Check: checkCodex, New: newCodex,
-		ToolFree: "codex exec --sandbox read-only --ephemeral with no MCP server; any tool item in its JSON stream voids the verdict",
-		Judge:    judgeTurn},
+		ToolFree: true, ToolFreeHow: "codex exec --sandbox read-only --ephemeral with no MCP server; any tool item in its JSON stream voids the verdict",
+		Judge: judgeTurn},
 	{Name: api.Backend, Needs: map[Field]Need{FieldModel: Required, FieldProviderConfig: Required},
 		Check: checkAPI, New: newAPI,
-		ToolFree: "no tool definitions are sent; a tool call the model asks for voids the verdict",
-		Judge:    judgeTurn},
+		ToolFree: true, ToolFreeHow: "no tool definitions are sent; a tool call the model asks for voids the verdict",
+		Judge: judgeTurn},
 	{Name: "command", Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Required},
 		Check: checkCommand, New: newCommand,
-		ToolFree: "SIMJECTURE_ROLE=judge in a fresh folder, without SIMJECTURE_STUDY; the lab socket refuses every call while it runs",
-		Judge:    judgeTurn},
+		ToolFree: true, ToolFreeHow: "SIMJECTURE_ROLE=judge in a fresh folder, without SIMJECTURE_STUDY; the lab socket refuses every call while it runs",
+		Judge: judgeTurn},
 	{Name: "scripted", Needs: map[Field]Need{FieldModel: Optional},
 		Check: checkScripted, New: newScripted,
-		ToolFree: "SIMJECTURE_ROLE=judge with the packet on stdin and no lab; it reads nothing else",
-		Judge:    judgeTurn},
+		ToolFree: true, ToolFreeHow: "SIMJECTURE_ROLE=judge with the packet on stdin and no lab; it reads nothing else",
+		Judge: judgeTurn},
 }
 
 // judgeTurn strips a review turn of every tool: no lab tools, no MCP
 // server, no study folder, the judge's role.
 func judgeTurn(t provider.Turn) provider.Turn {
-	t.Role, t.Tools, t.CallTool, t.MCPCommand, t.Study = provider.RoleJudge, nil, nil, nil, ""
+	t.Role, t.ToolFree, t.Tools, t.CallTool, t.MCPCommand, t.Study = provider.RoleJudge, true, nil, nil, nil, ""
 	env := map[string]string{}
 	for k, v := range t.Env {
 		if k != "SIMJECTURE_STUDY" {

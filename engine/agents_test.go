@@ -41,12 +41,12 @@ func TestEveryAgentBackendIsWired(t *testing.T) {
 	}
 	for _, b := range AgentBackends() {
 		t.Run(b.Name, func(t *testing.T) {
-			if b.Check == nil || b.New == nil || b.Judge == nil || b.ToolFree == "" {
-				t.Fatalf("row %s: check %v, constructor %v, tool-free judge %v %q", b.Name, b.Check != nil, b.New != nil, b.Judge != nil, b.ToolFree)
+			if b.Check == nil || b.New == nil || b.Judge == nil || !b.ToolFree || b.ToolFreeHow == "" {
+				t.Fatalf("row %s: check %v, constructor %v, tool-free judge %v %v %q", b.Name, b.Check != nil, b.New != nil, b.Judge != nil, b.ToolFree, b.ToolFreeHow)
 			}
 			judge := b.Judge(provider.Turn{Role: provider.RoleReviewer, Env: map[string]string{"SIMJECTURE_STUDY": "/s", "SIMJECTURE_BIN": "/b"},
 				Tools: []provider.Tool{{Name: "run"}}, MCPCommand: []string{"x"}, Study: "/s"})
-			if judge.Role != provider.RoleJudge || judge.Tools != nil || judge.MCPCommand != nil || judge.Study != "" ||
+			if judge.Role != provider.RoleJudge || !judge.ToolFree || judge.Tools != nil || judge.MCPCommand != nil || judge.Study != "" ||
 				judge.Env["SIMJECTURE_STUDY"] != "" || judge.Env["SIMJECTURE_ROLE"] != provider.RoleJudge {
 				t.Errorf("row %s: its judge turn keeps a tool: %+v", b.Name, judge)
 			}

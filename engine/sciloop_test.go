@@ -57,7 +57,7 @@ func (a *sciAgent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outco
 		}
 		out := provider.Outcome{LastLine: verdictFor(p, DecisionSufficient)}
 		if n == 1 {
-			out.ToolEvents = a.toolUse
+			out.ToolCalls = a.toolUse
 		}
 		return out, nil
 	}

@@ -157,8 +157,8 @@ func (sv *Supervisor) scienceReviewOne(ctx context.Context, r Review) Status {
 	if stop != goOn || out == nil {
 		return stop
 	}
-	if out.ToolEvents > 0 {
-		return sv.reviewFailed(ctx, r, fmt.Errorf("the %s used %d tool(s); a tool-free verdict only counts", turn.Role, out.ToolEvents))
+	if out.ToolCalls > 0 {
+		return sv.reviewFailed(ctx, r, fmt.Errorf("the %s used %d tool(s); a tool-free verdict only counts", turn.Role, out.ToolCalls))
 	}
 	v, err := ParseScienceVerdict(out.LastLine, r)
 	if err != nil {

@@ -11,7 +11,7 @@ const (
 	RoleReviewer = "reviewer"
 	// RoleJudge is a tool-free reviewer (the support adjudication of the
 	// scientific modes): no tools, no lab, no writable folder; a backend
-	// that reports tool use in its stream counts it in Outcome.ToolEvents.
+	// that reports tool use in its stream counts it in Outcome.ToolCalls.
 	RoleJudge = "judge"
 )
 
@@ -39,6 +39,10 @@ type Turn struct {
 	// the lab MCP server for this study, for agents that speak MCP.
 	Study      string
 	MCPCommand []string
+	// ToolFree asks for a turn with no tools at all (a judge), on backends
+	// whose row says they can run one; the turn's Outcome then counts the
+	// tool calls its stream showed anyway, and any voids its answer.
+	ToolFree bool
 	// Wrap, when set, rewrites the argv of the turn's agent process (the
 	// engine's record enclosure); the process is started, stopped and
 	// waited for as it would be unwrapped.
@@ -62,13 +66,13 @@ type Outcome struct {
 	StderrTail string
 	Cursor     string // the thread to resume next time, if any
 	Failure    *Failure
-	// ToolEvents counts the tool calls the agent's stream reported (a
-	// judge's verdict is void if any).
-	ToolEvents int
 	// Usage of this turn's thread: running totals for a resumed thread
 	// (they replace the thread's earlier figures); nil when unknown.
 	Thread                    string
 	InputTokens, OutputTokens *int64
+	// ToolCalls counts the tool calls the agent's stream showed, for
+	// backends that report them (codex, api); any voids a judge's answer.
+	ToolCalls int
 }
 
 // Agent runs turns.

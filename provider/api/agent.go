@@ -77,7 +77,7 @@ func withAllowance(ctx context.Context, d time.Duration) (context.Context, conte
 
 // outcome maps how the turn ended to the Outcome the engine reads.
 func (a *Agent) outcome(ctx, turnCtx context.Context, t provider.Turn, run *turnRun, err error, d time.Duration) (provider.Outcome, error) {
-	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out, ToolEvents: run.tools}
+	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out, ToolCalls: run.toolCalls}
 	out.LastLine = provider.LastLine(run.final)
 	if provider.Reviewing(t.Role) {
 		out.LastLine = verdictLine(run.final)
@@ -147,7 +147,7 @@ func (a *Agent) review(ctx context.Context, t provider.Turn, run *turnRun) error
 		return err
 	}
 	if len(r.calls) > 0 {
-		run.tools += len(r.calls)
+		run.toolCalls += len(r.calls)
 		run.log.event("reviewer_tool_call_ignored", map[string]any{"calls": len(r.calls)})
 	}
 	run.answer(r.text)

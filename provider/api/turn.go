@@ -15,12 +15,12 @@ const maxTail = 64 << 10
 
 // turnRun collects what one turn produced.
 type turnRun struct {
-	log      *transcript
-	requests int
-	said     strings.Builder // every answer text of the turn, for the tail
-	final    string          // the last answer text
-	in, out  *int64          // usage summed over the turn's requests; nil when no request reported any
-	tools    int             // tool calls a reviewer asked for (none is run)
+	log       *transcript
+	requests  int
+	said      strings.Builder // every answer text of the turn, for the tail
+	final     string          // the last answer text
+	in, out   *int64          // usage summed over the turn's requests; nil when no request reported any
+	toolCalls int             // tool calls a tool-free turn asked for anyway
 }
 
 // addUsage adds one request's usage; unknown stays unknown.

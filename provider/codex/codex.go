@@ -90,7 +90,7 @@ func (a *Agent) run(ctx context.Context, t provider.Turn) (provider.Outcome, *ev
 	if provider.Reviewing(t.Role) {
 		out.Cursor = "" // an ephemeral reviewer thread is never resumed
 	}
-	out.ToolEvents = ev.tools()
+	out.ToolCalls = ev.tools()
 	if ctx.Err() == nil {
 		out.Failure = provider.Classify(out.ExitCode, out.TimedOut, out.StderrTail, ev.errorEvents())
 	}

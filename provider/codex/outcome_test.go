@@ -233,10 +233,10 @@ func TestLostThreadStartsANewOne(t *testing.T) {
 	}
 }
 
-// TestJudgeToolEventsAreCounted: a judge's stream with any tool item is
+// TestJudgeToolCallsAreCounted: a judge's stream with any tool item is
 // reported (the engine voids its verdict); messages, reasoning and error
 // items are not tools; a started and completed item counts once.
-func TestJudgeToolEventsAreCounted(t *testing.T) {
+func TestJudgeToolCallsAreCounted(t *testing.T) {
 	t.Parallel()
 	verdict := `{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"{}"}}`
 	cases := []struct {
@@ -260,8 +260,8 @@ func TestJudgeToolEventsAreCounted(t *testing.T) {
 			turn := f.turn(provider.RoleJudge, jsonl, nil)
 			turn.MCPCommand = nil
 			out := f.runTurn(turn)
-			if out.ToolEvents != tc.want || out.Cursor != "" {
-				t.Errorf("tool events %d (want %d), cursor %q (want none)", out.ToolEvents, tc.want, out.Cursor)
+			if out.ToolCalls != tc.want || out.Cursor != "" {
+				t.Errorf("tool events %d (want %d), cursor %q (want none)", out.ToolCalls, tc.want, out.Cursor)
 			}
 			if r := f.runs()[0]; !strings.Contains(strings.Join(r.Argv, " "), "--sandbox read-only --ephemeral") ||
 				strings.Contains(strings.Join(r.Argv, " "), "mcp_servers") {
