@@ -22,10 +22,14 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	batch := fs.Bool("batch", false, "run headless")
 	jsonl := fs.Bool("jsonl", false, "one JSON event per line on stdout")
 	replay := fs.Bool("replay", false, "write the bundled record of a finished demo into DIR and open it read-only; runs nothing")
+	mode := fs.String("mode", "minimal", "scientific mode of a new demo: "+strings.Join(engine.Modes, ", "))
 	if code, done := parse(fs, args, 1, io); done {
 		return code
 	}
 	if *replay {
+		if fs.Changed("mode") {
+			return fail(io, fmt.Errorf("--mode does not apply to --replay (the bundled record is a minimal study): %w", errUsage))
+		}
 		if *jsonl {
 			return fail(io, fmt.Errorf("--jsonl does not apply to --replay: %w", errUsage))
 		}
@@ -40,7 +44,7 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	if !c.Exists() {
-		if err := createDemo(ctx, c); err != nil {
+		if err := createDemo(ctx, c, *mode); err != nil {
 			if reps := demoBackendsUnavailable(ctx); reps != nil {
 				return noBackend(io, reps)
 			}
@@ -51,10 +55,11 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	return supervise(ctx, c, *batch, *jsonl, io)
 }
 
-// createDemo creates the bundled demo study in c: the scripted agent, with
-// the fallback execution backend unless the environment names one.
-func createDemo(ctx context.Context, c engine.Campaign) error {
-	req := engine.Request{Mode: "minimal", AgentBackend: "scripted",
+// createDemo creates the bundled demo study in c in mode: the scripted
+// agent (in every role), with the fallback execution backend unless the
+// environment names one.
+func createDemo(ctx context.Context, c engine.Campaign, mode string) error {
+	req := engine.Request{Mode: mode, AgentBackend: "scripted",
 		ExecutionBackend: demoBackend(), CompletionPolicy: "repair",
 		WallSeconds: 900, TurnSeconds: 120}
 	_, err := engine.CreateStudyText(ctx, c, req, scripted.DemoHypothesis(), scripted.DemoInstructions())

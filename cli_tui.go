@@ -57,7 +57,7 @@ func tuiOptions(io stdio) tui.Options {
 			if err != nil {
 				return "", err
 			}
-			return c.Dir, createDemo(ctx, c)
+			return c.Dir, createDemo(ctx, c, "minimal")
 		},
 	}
 }

@@ -76,7 +76,10 @@ type AgentBackend struct {
 	// ToolFree says the backend can run a turn with no tools at all
 	// (provider.Turn.ToolFree: a judge) and reports the tool calls its
 	// stream shows anyway (provider.Outcome.ToolCalls), which void it.
-	ToolFree bool
+	// ToolFreeHow says how, and Judge turns a review turn into that turn.
+	ToolFree    bool
+	ToolFreeHow string
+	Judge       func(t provider.Turn) provider.Turn
 }
 
 // Need is how the backend takes f.
@@ -84,15 +87,40 @@ func (b AgentBackend) Need(f Field) Need { return b.Needs[f] }
 
 var agentBackends = []AgentBackend{
 	{Name: codex.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional},
-		Check: checkCodex, New: newCodex, Program: "codex"},
+		Check: checkCodex, New: newCodex, Program: "codex",
+		ToolFree: true, ToolFreeHow: "codex exec --sandbox read-only --ephemeral with no MCP server; any tool item in its JSON stream voids the verdict",
+		Judge: judgeTurn},
 	{Name: claude.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional, FieldProviderConfig: Optional},
-		Check: checkClaude, New: newClaude, Program: "claude", ToolFree: true},
+		Check: checkClaude, New: newClaude, Program: "claude",
+		ToolFree: true, ToolFreeHow: "claude -p with no MCP server and every built-in tool disallowed; any tool_use in its stream voids the verdict",
+		Judge: judgeTurn},
 	{Name: api.Backend, Needs: map[Field]Need{FieldModel: Required, FieldProviderConfig: Required},
-		Check: checkAPI, New: newAPI, ToolFree: true},
+		Check: checkAPI, New: newAPI,
+		ToolFree: true, ToolFreeHow: "no tool definitions are sent; a tool call the model asks for voids the verdict",
+		Judge: judgeTurn},
 	{Name: "command", Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Required},
-		Check: checkCommand, New: newCommand},
+		Check: checkCommand, New: newCommand,
+		ToolFree: true, ToolFreeHow: "SIMJECTURE_ROLE=judge in a fresh folder, without SIMJECTURE_STUDY; the lab socket refuses every call while it runs",
+		Judge: judgeTurn},
 	{Name: "scripted", Needs: map[Field]Need{FieldModel: Optional},
-		Check: checkScripted, New: newScripted},
+		Check: checkScripted, New: newScripted,
+		ToolFree: true, ToolFreeHow: "SIMJECTURE_ROLE=judge with the packet on stdin and no lab; it reads nothing else",
+		Judge: judgeTurn},
+}
+
+// judgeTurn strips a review turn of every tool: no lab tools, no MCP
+// server, no study folder, the judge's role.
+func judgeTurn(t provider.Turn) provider.Turn {
+	t.Role, t.ToolFree, t.Tools, t.CallTool, t.MCPCommand, t.Study = provider.RoleJudge, true, nil, nil, nil, ""
+	env := map[string]string{}
+	for k, v := range t.Env {
+		if k != "SIMJECTURE_STUDY" {
+			env[k] = v
+		}
+	}
+	env["SIMJECTURE_ROLE"] = provider.RoleJudge
+	t.Env = env
+	return t
 }
 
 // AgentBackends lists the agent backends of this build, in table order.

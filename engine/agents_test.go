@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // minimalRequests gives, for each row of the agent backend table, the
@@ -40,8 +42,14 @@ func TestEveryAgentBackendIsWired(t *testing.T) {
 	}
 	for _, b := range AgentBackends() {
 		t.Run(b.Name, func(t *testing.T) {
-			if b.Check == nil || b.New == nil {
-				t.Fatalf("row %s: check %v, constructor %v", b.Name, b.Check != nil, b.New != nil)
+			if b.Check == nil || b.New == nil || b.Judge == nil || !b.ToolFree || b.ToolFreeHow == "" {
+				t.Fatalf("row %s: check %v, constructor %v, tool-free judge %v %v %q", b.Name, b.Check != nil, b.New != nil, b.Judge != nil, b.ToolFree, b.ToolFreeHow)
+			}
+			judge := b.Judge(provider.Turn{Role: provider.RoleReviewer, Env: map[string]string{"SIMJECTURE_STUDY": "/s", "SIMJECTURE_BIN": "/b"},
+				Tools: []provider.Tool{{Name: "run"}}, MCPCommand: []string{"x"}, Study: "/s"})
+			if judge.Role != provider.RoleJudge || !judge.ToolFree || judge.Tools != nil || judge.MCPCommand != nil || judge.Study != "" ||
+				judge.Env["SIMJECTURE_STUDY"] != "" || judge.Env["SIMJECTURE_ROLE"] != provider.RoleJudge {
+				t.Errorf("row %s: its judge turn keeps a tool: %+v", b.Name, judge)
 			}
 			for f := range b.Needs {
 				if (&Request{}).Field(f) == nil {

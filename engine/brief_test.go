@@ -122,7 +122,8 @@ func TestBriefRefusesBadSizes(t *testing.T) {
 func TestWorkerPromptCarriesABoundedBrief(t *testing.T) {
 	lab, exps, _ := briefStudy(t)
 	sv := &Supervisor{s: lab.S}
-	prompt, _, err := sv.workerPrompt(context.Background(), SupervisorState{Turn: 3, WorkerCursor: "thread", LastPromptSeq: 1 << 40})
+	prompt, _, err := sv.workerPrompt(context.Background(), SupervisorState{Turn: 3, WorkerCursor: "thread", LastPromptSeq: 1 << 40},
+		turnPlan{role: RoleWorker, cursor: "thread"})
 	if err != nil {
 		t.Fatal(err)
 	}

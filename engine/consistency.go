@@ -57,6 +57,11 @@ func readHistory(tx *store.Tx) (history, error) {
 			if h.contract == nil {
 				h.contract = ev.Payload
 			}
+		case "claim_closed": // the ledger of the scientific modes: closed through its gate
+			var v struct{ Claim, Status string }
+			if json.Unmarshal(ev.Payload, &v) == nil {
+				h.accepted[v.Claim] = v.Status
+			}
 		case "review_resolved":
 			var v struct{ Claim, Decision, Disposition string }
 			if json.Unmarshal(ev.Payload, &v) == nil && v.Decision == "approved" {
@@ -153,7 +158,7 @@ func verifyPackets(c Campaign, reviews []Review) []string {
 		if r.Status != "resolved" || r.PacketSHA256 == "" {
 			continue
 		}
-		dir := filepath.Join(c.Supervisor(), fmt.Sprintf("review-%s-%d", r.ID, r.Attempts))
+		dir := filepath.Join(c.Supervisor(), reviewDirName(r, r.Attempts))
 		path := filepath.Join(dir, PacketFile)
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			path = filepath.Join(dir, "prompt.txt")

@@ -49,6 +49,11 @@ const (
 	EvClaimClosed                EventType = "claim_closed"
 	EvSteeringQueued             EventType = "steering_queued"
 	EvSteeringDelivered          EventType = "steering_delivered"
+	EvReviewRequested            EventType = "review_requested"
+	EvContractReviewed           EventType = "contract_reviewed"
+	EvAdjudicated                EventType = "adjudicated"
+	EvAssignmentStarted          EventType = "assignment_started"
+	EvHandoff                    EventType = "handoff"
 )
 
 // EventTypes lists every event type, in the order of the constants above
@@ -62,6 +67,7 @@ func EventTypes() []EventType {
 		EvProviderReconnected, EvProviderNeedsAttention, EvUsage, EvRecord,
 		EvClaimRegistered, EvContractRegistered, EvEvidenceLinked, EvClaimClosed,
 		EvSteeringQueued, EvSteeringDelivered,
+		EvReviewRequested, EvContractReviewed, EvAdjudicated, EvAssignmentStarted, EvHandoff,
 	}
 }
 
@@ -319,3 +325,50 @@ type SteeringDeliveredPayload struct {
 
 func (SteeringQueuedPayload) eventType() EventType    { return EvSteeringQueued }
 func (SteeringDeliveredPayload) eventType() EventType { return EvSteeringDelivered }
+
+// ReviewRequestedPayload is a contract review or a support adjudication
+// asked of the host (structured, frontier).
+type ReviewRequestedPayload struct {
+	Claim           string      `json:"claim"`
+	ContractVersion int         `json:"contract_version"`
+	Review          string      `json:"review"`
+	Stage           ReviewStage `json:"stage"`
+}
+
+// ContractReviewedPayload is a contract review's decision, keyed to the
+// hash of the packet it judged.
+type ContractReviewedPayload struct {
+	Claim           string           `json:"claim"`
+	ContractVersion int              `json:"contract_version"`
+	Decision        ApprovalDecision `json:"decision"`
+	PacketSHA256    string           `json:"packet_sha256"`
+	Review          string           `json:"review"`
+}
+
+// AdjudicatedPayload is the judge's accepted verdict on a support request.
+type AdjudicatedPayload struct {
+	Claim           string `json:"claim"`
+	ContractVersion int    `json:"contract_version"`
+	Decision        string `json:"decision"`
+	Review          string `json:"review"`
+}
+
+// AssignmentStartedPayload is a role assigned to a claim by the host.
+type AssignmentStartedPayload struct {
+	Assignment string `json:"assignment"`
+	Claim      string `json:"claim"`
+	Role       Role   `json:"role"`
+}
+
+// HandoffPayload is an assignment ended by its handoff.
+type HandoffPayload struct {
+	Assignment string `json:"assignment"`
+	Forced     bool   `json:"forced"`
+	Outcome    string `json:"outcome"`
+}
+
+func (ReviewRequestedPayload) eventType() EventType   { return EvReviewRequested }
+func (ContractReviewedPayload) eventType() EventType  { return EvContractReviewed }
+func (AdjudicatedPayload) eventType() EventType       { return EvAdjudicated }
+func (AssignmentStartedPayload) eventType() EventType { return EvAssignmentStarted }
+func (HandoffPayload) eventType() EventType           { return EvHandoff }

@@ -28,6 +28,7 @@ var allPayloads = []payload{
 	ProviderReconnectScheduledPayload{}, ProviderReconnectedPayload{}, ProviderNeedsAttentionPayload{},
 	UsagePayload{}, RecordPayload{}, ClaimRegisteredPayload{}, ContractRegisteredPayload{},
 	EvidenceLinkedPayload{}, ClaimClosedPayload{}, SteeringQueuedPayload{}, SteeringDeliveredPayload{},
+	ReviewRequestedPayload{}, ContractReviewedPayload{}, AdjudicatedPayload{}, AssignmentStartedPayload{}, HandoffPayload{},
 }
 
 // eventSource is what the package's non-test files say about events.

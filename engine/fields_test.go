@@ -18,7 +18,6 @@ func TestStudyFieldErrors(t *testing.T) {
 		field Field
 	}{
 		{"mode", func(r *Request) { r.Mode = "frobnicate" }, FieldMode},
-		{"mode not built", func(r *Request) { r.Mode = "structured" }, FieldMode},
 		{"policy", func(r *Request) { r.CompletionPolicy = "never" }, FieldCompletionPolicy},
 		{"wall", func(r *Request) { r.WallSeconds = 0 }, FieldWallSeconds},
 		{"turn zero", func(r *Request) { r.TurnSeconds = 0 }, FieldTurnSeconds},

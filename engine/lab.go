@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/simjecture/simjecture/store"
@@ -17,6 +18,7 @@ type Lab struct {
 	MemMB int64 // memory admission may hand out
 
 	contract *Contract // loaded on first need
+	role     Role      // set: calls are made in this role (tests); else read from the store
 
 	remote    *labClient // set by OpenLab when the supervisor answers: calls go to it
 	ownsStore bool       // OpenLab opened S
@@ -27,9 +29,17 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 	if l.remote != nil {
 		return l.remote.call(ctx, name, raw)
 	}
-	spec, ok := findCall(name)
-	if !ok {
+	if _, ok := FindCall(name); !ok {
 		return nil, fmt.Errorf("unknown lab call %q (known: %v): %w", name, CallNames(), ErrLab)
+	}
+	role, _, err := l.callRole(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := findCall(name, role)
+	if !ok {
+		return nil, fmt.Errorf("lab %s is not a call of the %s (its calls: %s): %w", name, role,
+			strings.Join(CallNamesFor(role), ", "), ErrLab)
 	}
 	if err := spec.CheckArgs(raw); err != nil {
 		return nil, err

@@ -102,25 +102,25 @@ var labCalls = []CallSpec{
 		{Name: "commitment", Type: "string", Description: "claim id, for repair evidence"},
 		{Name: "claim", Type: "string", Description: "structured and frontier: the claim this run serves (required for stage evidence)"},
 		{Name: "resources", Type: "object", Properties: resourcesParams},
-	}, Wakes: true, handler: handler((*Lab).Run)},
+	}, Wakes: true, Roles: runners, handler: handler((*Lab).Run)},
 	{Name: "status", Description: "One experiment receipt with its log tails; without experiment, a bounded summary: counts, claims, open reviews and the newest verdicts, and a page of receipts (newest first, no log tails).", Params: []Param{
 		{Name: "experiment", Type: "string", Description: "experiment id (optional)"},
 		{Name: "status", Type: "string", Enum: expStatusNames(), Description: "page only receipts of this status"},
 		{Name: "limit", Type: "integer", Description: "receipts per page, 1 to 100 (default 20)"},
 		{Name: "offset", Type: "integer", Description: "receipts to skip, newest first (default 0)"},
-	}, handler: handler((*Lab).Status)},
+	}, Roles: everyRole, handler: handler((*Lab).Status)},
 	{Name: "notes", Description: "The notes, newest first, each with the note that supersedes it, if any.", Params: []Param{
 		{Name: "kind", Type: "string", Enum: noteKindNames(), Description: "only notes of this kind"},
 		{Name: "limit", Type: "integer", Description: "notes per page, 1 to 100 (default 20)"},
 		{Name: "offset", Type: "integer", Description: "notes to skip (default 0)"},
-	}, handler: handler((*Lab).Notes)},
+	}, Roles: minimalOnly, handler: handler((*Lab).Notes)},
 	{Name: "brief", Description: "The research state within max_bytes: the latest experiment and verdict always, then whole entries as they fit.", Params: []Param{
 		{Name: "max_bytes", Type: "integer", Description: "2048 to 64000 (default 16000)"},
-	}, handler: handler((*Lab).Brief)},
+	}, Roles: minimalOnly, handler: handler((*Lab).Brief)},
 	{Name: "cancel", Description: "Cancel a queued or running experiment.", Params: []Param{
 		{Name: "experiment", Type: "string", Required: true},
 		{Name: "reason", Type: "string"},
-	}, Wakes: true, handler: handler((*Lab).Cancel)},
+	}, Wakes: true, Roles: runners, handler: handler((*Lab).Cancel)},
 	{Name: "commit", Description: "Commit a repair claim under root or another claim.", Params: []Param{
 		{Name: "statement", Type: "string", Required: true},
 		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
@@ -128,23 +128,23 @@ var labCalls = []CallSpec{
 		{Name: "rationale", Type: "string"},
 		{Name: "source", Type: "string", Description: "program under research/ that tests it"},
 		{Name: "cases", Type: "array", Items: "array", Description: "argument lists of the test cases"},
-	}, handler: handler((*Lab).Commit)},
-	{Name: "review", Description: "Ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
+	}, Roles: minimalOnly, handler: handler((*Lab).Commit)},
+	{Name: "review", Description: "Minimal: ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
 		{Name: "claim", Type: "string", Description: "root (default) or a claim id"},
 		{Name: "disposition", Type: "string", Required: true, Enum: []string{"supported", "falsified", "unresolved"}},
 		{Name: "conclusion", Type: "string", Required: true},
 		{Name: "experiments", Type: "array", Items: "string", Required: true},
 		{Name: "challenge", Type: "object", Properties: challengeParams, Description: "required for supported"},
-	}, handler: handler((*Lab).Review)},
+	}, Roles: minimalOnly, handler: handler((*Lab).Review)},
 	{Name: "review_status", Description: "A review request, with the verdict once resolved.", Params: []Param{
 		{Name: "review", Type: "string", Required: true},
-	}, handler: handler((*Lab).ReviewStatus)},
+	}, Roles: everyRole, handler: handler((*Lab).ReviewStatus)},
 	{Name: "note", Description: "Leave a note in the study record; a correction supersedes an earlier note, which stays.", Params: []Param{
 		{Name: "statement", Type: "string", Required: true},
 		{Name: "kind", Type: "string", Enum: noteKindNames(), Description: "default observation"},
 		{Name: "experiments", Type: "array", Items: "string", Description: "the experiments it rests on (each must exist; at most 32)"},
 		{Name: "supersedes", Type: "integer", Description: "id of the note this one corrects"},
-	}, handler: handler((*Lab).Note)},
+	}, Roles: minimalOnly, handler: handler((*Lab).Note)},
 	// The claim ledger of the structured and frontier modes (engine/ledger.go);
 	// minimal refuses these calls.
 	{Name: "claim", Description: "Structured and frontier: register a claim of the ledger under its parent.", Params: []Param{
@@ -154,22 +154,33 @@ var labCalls = []CallSpec{
 		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
 		{Name: "rationale", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "repair", Type: "object", Properties: repairParams, Description: "required for relation repairs"},
-	}, Scientific: true, handler: handler((*Lab).Claim)},
+	}, Roles: ledgerWriters, handler: handler((*Lab).Claim)},
 	{Name: "contract", Description: "Structured and frontier: register the next version of a claim's evidence contract.", Params: contractParams,
-		Scientific: true, handler: handler((*Lab).Contract)},
+		Roles: ledgerWriters, handler: handler((*Lab).Contract)},
 	{Name: "link", Description: "Structured and frontier: link a finished run's output to a claim; says whether it counts and why not.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "experiment", Type: "string", Required: true},
 		{Name: "output", Type: "string", Required: true, Description: "one of the run's declared outputs"},
 		{Name: "sufficient", Type: "boolean", Required: true, Description: "offered as sufficient under the latest contract"},
 		{Name: "note", Type: "string"},
-	}, Scientific: true, handler: handler((*Lab).Link)},
+	}, Roles: evidenceRoles, handler: handler((*Lab).Link)},
 	{Name: "close", Description: "Structured and frontier: close an open claim (never as supported) through the gate.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "status", Type: "string", Required: true, Enum: []string{"falsified", "weakened", "superseded", "unresolved", "instrument_limited", "supported"}, Description: "supported is refused: only an accepted support adjudication sets it"},
 		{Name: "reason", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "contract_version", Type: "integer", Description: "the decisive version (the latest)"},
-	}, Scientific: true, handler: handler((*Lab).CloseClaim)},
+	}, Roles: evidenceRoles, handler: handler((*Lab).CloseClaim)},
+	{Name: "review", Description: "Structured and frontier: ask for a contract review (stage contract) of a claim's latest contract, or for the judge's support adjudication (stage support).", Params: []Param{
+		{Name: "stage", Type: "string", Required: true, Enum: []string{string(StageContract), string(StageSupport)}},
+		{Name: "claim", Type: "string", Required: true},
+		{Name: "contract_version", Type: "integer", Description: "support: the decisive version (the latest)"},
+		{Name: "case", Type: "string", Description: "support: the case for sufficiency, at least 8 characters"},
+	}, Roles: ledgerWriters, handler: handler((*Lab).ScienceReview)},
+	{Name: "handoff", Description: "Structured: end the assignment with its outcome; only reads remain afterwards.", Params: []Param{
+		{Name: "outcome", Type: "string", Required: true, Enum: handoffOutcomes},
+		{Name: "experiments", Type: "array", Items: "string", Description: "experiments linked to the assignment's claims"},
+		{Name: "next_test", Type: "string", Description: "what the next assignment should test"},
+	}, Roles: assignedRoles, handler: handler((*Lab).Handoff)},
 }
 
 func expStatusNames() []string {
@@ -207,32 +218,36 @@ func cloneParams(ps []Param) []Param {
 	return out
 }
 
-// FindCall returns the spec of a lab call; the copy is the caller's.
+// FindCall returns the first row of a lab call by name (the CLI's check
+// that the name exists); the copy is the caller's.
 func FindCall(name string) (CallSpec, bool) {
-	c, ok := findCall(name)
+	i := slices.IndexFunc(labCalls, func(c CallSpec) bool { return c.Name == name })
+	if i < 0 {
+		return CallSpec{}, false
+	}
+	c := labCalls[i]
 	c.Params = cloneParams(c.Params)
-	return c, ok
+	return c, true
 }
 
-// findCall returns the table's own row, for Lab.Call's dispatch.
-func findCall(name string) (CallSpec, bool) {
-	i := slices.IndexFunc(labCalls, func(c CallSpec) bool { return c.Name == name })
+// findCall returns the table's own row of a call for a role, for
+// Lab.Call's dispatch.
+func findCall(name string, role Role) (CallSpec, bool) {
+	i := slices.IndexFunc(labCalls, func(c CallSpec) bool { return c.Name == name && slices.Contains(c.Roles, role) })
 	if i < 0 {
 		return CallSpec{}, false
 	}
 	return labCalls[i], true
 }
 
-// CallsFor returns the calls an agent of a study in mode sees: minimal
-// leaves out the calls of the scientific modes.
-func CallsFor(mode string) []CallSpec {
-	scientific := slices.Contains(ScientificModes, mode)
-	return slices.DeleteFunc(Calls(), func(c CallSpec) bool { return c.Scientific && !scientific })
+// CallsFor returns the calls a role may make, in protocol order.
+func CallsFor(role Role) []CallSpec {
+	return slices.DeleteFunc(Calls(), func(c CallSpec) bool { return !slices.Contains(c.Roles, role) })
 }
 
-// CallNamesFor lists the names of CallsFor(mode).
-func CallNamesFor(mode string) []string {
-	calls := CallsFor(mode)
+// CallNamesFor lists the names of CallsFor(role).
+func CallNamesFor(role Role) []string {
+	calls := CallsFor(role)
 	names := make([]string, len(calls))
 	for i, c := range calls {
 		names[i] = c.Name
@@ -240,11 +255,23 @@ func CallNamesFor(mode string) []string {
 	return names
 }
 
-// CallNames lists the lab calls in protocol order.
+// CallNames lists the names of the lab calls in protocol order, each once
+// (a name may have a row per role set, as review has).
 func CallNames() []string {
-	names := make([]string, len(labCalls))
-	for i, c := range labCalls {
-		names[i] = c.Name
+	var names []string
+	for _, c := range labCalls {
+		if !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
 	}
 	return names
+}
+
+// ModeRole is the role an agent of a study in mode has with no assignment
+// known: minimal's worker, or the operator of the scientific modes.
+func ModeRole(mode string) Role {
+	if slices.Contains(ScientificModes, mode) {
+		return RoleOperator
+	}
+	return RoleWorker
 }

@@ -152,7 +152,7 @@ func TestLabCallsAreWired(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range Calls() {
 		switch {
-		case c.Name == "" || seen[c.Name]:
+		case c.Name == "" || seen[c.Name] && c.Name != "review": // review has minimal's row and the scientific one
 			t.Errorf("call name %q is empty or repeated", c.Name)
 		case strings.TrimSpace(c.Description) == "":
 			t.Errorf("%s: no description", c.Name)
@@ -161,12 +161,14 @@ func TestLabCallsAreWired(t *testing.T) {
 		}
 		seen[c.Name] = true
 	}
-	names := CallNames()
-	for i, c := range Calls() {
-		if i >= len(names) || names[i] != c.Name {
-			t.Errorf("CallNames() = %v, not the table's names in order", names)
-			break
+	var want []string
+	for _, c := range Calls() {
+		if !slices.Contains(want, c.Name) {
+			want = append(want, c.Name)
 		}
+	}
+	if names := CallNames(); !slices.Equal(names, want) {
+		t.Errorf("CallNames() = %v, not the table's names in order (%v)", names, want)
 	}
 }
 
@@ -236,7 +238,8 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 	}
 	covered := runDispatchSteps(t, lab, steps)
 	covered = append(covered, ledgerDispatch(t)...)
-	if names := CallNames(); !sameSet(covered, names) {
+	slices.Sort(covered)
+	if names := CallNames(); !sameSet(slices.Compact(covered), names) {
 		t.Errorf("steps cover %v, the table has %v: add a step for a new call", covered, names)
 	}
 }
@@ -281,9 +284,20 @@ func ledgerDispatch(t *testing.T) []string {
 				t.Fatalf("link gave %+v", k)
 			}
 		}},
+		{"review", func() string { return `{"stage":"contract","claim":"root"}` }, func(t *testing.T, got any) {
+			if r := as[Review](t, got); r.Stage != StageContract || r.ContractVersion != 1 || r.Status != "queued" {
+				t.Fatalf("review gave %+v", r)
+			}
+		}},
 		{"close", func() string { return `{"claim":"root","status":"weakened","reason":"says too much"}` }, func(t *testing.T, got any) {
 			if c := as[Claim](t, got); c.Status != string(LedgerWeakened) {
 				t.Fatalf("close gave %+v", c)
+			}
+			startAssignment(t, lab, RoleFalsifier, RootClaim)
+		}},
+		{"handoff", func() string { return `{"outcome":"inconclusive","next_test":"try harder"}` }, func(t *testing.T, got any) {
+			if a := as[Assignment](t, got); a.Status != AssignmentEnded || a.Handoff == nil || a.Handoff.NextTest != "try harder" {
+				t.Fatalf("handoff gave %+v", a)
 			}
 		}},
 	})
@@ -359,21 +373,60 @@ func TestCheckArgsBoolean(t *testing.T) {
 
 func TestWorkerGuideListsEveryCall(t *testing.T) {
 	var b strings.Builder
-	(&Supervisor{}).writeGuide(&b)
+	(&Supervisor{}).writeGuide(&b, turnPlan{role: RoleWorker})
 	_, rest, ok := strings.Cut(b.String(), "Calls: ")
 	list, _, ok2 := strings.Cut(rest, ".\n")
 	if !ok || !ok2 {
 		t.Fatalf("guide names no calls:\n%s", b.String())
 	}
-	if got := strings.Split(list, ", "); !slices.Equal(got, CallNamesFor("minimal")) {
-		t.Errorf("guide lists %v, want CallNamesFor(minimal) %v", got, CallNamesFor("minimal"))
+	if got := strings.Split(list, ", "); !slices.Equal(got, CallNamesFor(RoleWorker)) {
+		t.Errorf("guide lists %v, want CallNamesFor(worker) %v", got, CallNamesFor(RoleWorker))
 	}
-	for _, c := range Calls() {
-		if shown := slices.Contains(CallNamesFor("minimal"), c.Name); shown == c.Scientific {
-			t.Errorf("%s: scientific %v, listed in minimal %v", c.Name, c.Scientific, shown)
+	for _, role := range []Role{RoleFalsifier, RoleRepairScientist, RoleResearcher} {
+		var b strings.Builder
+		(&Supervisor{k: Contract{Mode: "structured"}}).writeGuide(&b, turnPlan{role: role})
+		if want := "Your calls: " + strings.Join(CallNamesFor(role), ", ") + "."; !strings.Contains(b.String(), want) {
+			t.Errorf("the %s's guide does not list its calls (%s):\n%s", role, want, b.String())
 		}
-		if !slices.Contains(CallNamesFor("structured"), c.Name) || !slices.Contains(CallNamesFor("frontier"), c.Name) {
-			t.Errorf("%s is not listed in the scientific modes", c.Name)
+	}
+}
+
+// TestEveryCallHasRoles: each row names the roles that may make it, every
+// role of a mode makes some call, a name's rows have disjoint roles, and
+// neither review role makes any call.
+func TestEveryCallHasRoles(t *testing.T) {
+	for _, c := range Calls() {
+		if len(c.Roles) == 0 {
+			t.Errorf("%s: no role may make it", c.Name)
+		}
+		for _, d := range Calls() {
+			if c.Name == d.Name && c.Description != d.Description && slices.ContainsFunc(c.Roles, func(r Role) bool { return slices.Contains(d.Roles, r) }) {
+				t.Errorf("%s: two rows share a role", c.Name)
+			}
+		}
+	}
+	for mode, roles := range modeRoles {
+		for _, r := range roles {
+			if len(CallsFor(r)) == 0 {
+				t.Errorf("mode %s: role %s makes no call", mode, r)
+			}
+		}
+	}
+	for _, r := range []Role{RoleReviewer, RoleJudge} {
+		if calls := CallNamesFor(r); len(calls) != 0 {
+			t.Errorf("review role %s makes calls %v", r, calls)
+		}
+	}
+	for _, want := range []struct {
+		role  Role
+		calls []string
+	}{
+		{RoleRepairScientist, []string{"status", "review_status", "claim", "contract", "review", "handoff"}},
+		{RoleFalsifier, []string{"run", "status", "cancel", "review_status", "claim", "contract", "link", "close", "review", "handoff"}},
+		{RoleResearcher, []string{"run", "status", "cancel", "review_status", "claim", "contract", "link", "close", "review"}},
+	} {
+		if got := CallNamesFor(want.role); !slices.Equal(got, want.calls) {
+			t.Errorf("%s calls %v, want %v", want.role, got, want.calls)
 		}
 	}
 }

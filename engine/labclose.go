@@ -37,7 +37,13 @@ func (l *Lab) CloseClaim(ctx context.Context, a CloseArgs) (Claim, error) {
 		if err := l.requireLedger(tx, "close"); err != nil {
 			return err
 		}
-		var err error
+		as, err := l.assigned(tx, a.Claim)
+		if err != nil {
+			return err
+		}
+		if as != nil && as.Role == RoleFalsifier && a.Claim == as.Claim && status != LedgerFalsified {
+			return fmt.Errorf("the falsifier closes its claim %s only as falsified: %w", as.Claim, ErrLab)
+		}
 		if c, err = getClaim(tx, a.Claim); err != nil {
 			return err
 		}
@@ -66,7 +72,7 @@ func (l *Lab) closeGate(tx *store.Tx, c Claim, status ClaimStatus, version *int)
 	case status == LedgerSuperseded && c.ID == RootClaim:
 		return 0, fmt.Errorf("root is the operator's hypothesis and is never superseded: %w", ErrLab)
 	case status == LedgerFalsified:
-		return l.falsifiedGate(tx, c, version)
+		return l.decisiveGate(tx, c, version, status)
 	case version == nil:
 		return 0, nil
 	case status == LedgerWeakened || status == LedgerSuperseded:
@@ -82,22 +88,23 @@ func (l *Lab) closeGate(tx *store.Tx, c Claim, status ClaimStatus, version *int)
 	return v.Version, nil
 }
 
-// falsifiedGate: a falsification needs the latest contract, a decision
-// contract approved as it is now, and a link under it that still counts.
-func (l *Lab) falsifiedGate(tx *store.Tx, c Claim, version *int) (int, error) {
+// decisiveGate: a falsification or a support needs the latest contract,
+// a decision contract approved as it is now, and a link under it that
+// still counts.
+func (l *Lab) decisiveGate(tx *store.Tx, c Claim, version *int, status ClaimStatus) (int, error) {
 	v, err := selectVersion(c, version)
 	if err != nil {
 		return 0, err
 	}
 	if v.Purpose != PurposeDecision {
-		return 0, fmt.Errorf("falsified needs a decision contract; version %d is %s: %w", v.Version, v.Purpose, ErrLab)
+		return 0, fmt.Errorf("%s needs a decision contract; version %d is %s: %w", status, v.Version, v.Purpose, ErrLab)
 	}
 	ok, why, err := l.approvalOf(tx, c)
 	if err != nil {
 		return 0, err
 	}
 	if !ok {
-		return 0, fmt.Errorf("falsified needs an approved contract: %s: %w", why, ErrLab)
+		return 0, fmt.Errorf("%s needs an approved contract: %s: %w", status, why, ErrLab)
 	}
 	for _, k := range c.Links {
 		if k.ContractVersion != v.Version || !k.Counts {
@@ -111,7 +118,7 @@ func (l *Lab) falsifiedGate(tx *store.Tx, c Claim, version *int) (int, error) {
 			return v.Version, nil
 		}
 	}
-	return 0, fmt.Errorf("falsified needs a sufficient link that counts under contract version %d of %s: %w", v.Version, c.ID, ErrLab)
+	return 0, fmt.Errorf("%s needs a sufficient link that counts under contract version %d of %s: %w", status, v.Version, c.ID, ErrLab)
 }
 
 // selectVersion is the named contract version, which must be the latest

@@ -34,6 +34,9 @@ func (l *Lab) Link(ctx context.Context, a LinkArgs) (Link, error) {
 		if err := l.requireLedger(tx, "link"); err != nil {
 			return err
 		}
+		if _, err := l.assigned(tx, a.Claim); err != nil {
+			return err
+		}
 		c, r, err := linkTargets(tx, a)
 		if err != nil {
 			return err

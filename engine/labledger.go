@@ -36,9 +36,22 @@ func (l *Lab) Claim(ctx context.Context, a ClaimArgs) (Claim, error) {
 		if err := checkClaimShape(a); err != nil {
 			return err
 		}
-		var err error
-		c, err = registerClaim(tx, a)
-		return err
+		as, err := l.assigned(tx, a.Parent)
+		if err != nil {
+			return err
+		}
+		if existing, err := getClaim(tx, claimID(a)); err == nil && as != nil && slices.Contains(as.Children, existing.ID) {
+			c = existing // the same request again returns the same claim
+			return nil
+		}
+		if err := checkClaimRole(as, a); err != nil {
+			return err
+		}
+		if c, err = registerClaim(tx, a); err != nil || as == nil || slices.Contains(as.Children, c.ID) {
+			return err
+		}
+		as.Children = append(as.Children, c.ID)
+		return putAssignment(tx, *as)
 	})
 	if err != nil {
 		return Claim{}, err
@@ -46,9 +59,32 @@ func (l *Lab) Claim(ctx context.Context, a ClaimArgs) (Claim, error) {
 	return c, nil
 }
 
-func registerClaim(tx *store.Tx, a ClaimArgs) (Claim, error) {
-	id := shortHash("claim_", map[string]any{"statement": a.Statement, "kind": a.Kind, "relation": a.Relation,
+// checkClaimRole: a falsifier registers only non-scientific children; a
+// repair scientist exactly one scientific repairs child of its claim.
+func checkClaimRole(as *Assignment, a ClaimArgs) error {
+	switch {
+	case as == nil:
+		return nil
+	case as.Role == RoleFalsifier && ClaimKind(a.Kind) == KindScientific:
+		return fmt.Errorf("a falsifier registers only instrument, diagnostic or control claims, not scientific ones: %w", ErrLab)
+	case as.Role != RoleRepairScientist:
+		return nil
+	case ClaimKind(a.Kind) != KindScientific || Relation(a.Relation) != RelRepairs || a.Parent != as.Claim:
+		return fmt.Errorf("the repair scientist registers one scientific repairs claim of %s, nothing else: %w", as.Claim, ErrLab)
+	case len(as.Children) > 0:
+		return fmt.Errorf("the repair scientist has registered its repair (%s) already: %w", as.Children[0], ErrLab)
+	}
+	return nil
+}
+
+// claimID is the id of the claim a request registers.
+func claimID(a ClaimArgs) string {
+	return shortHash("claim_", map[string]any{"statement": a.Statement, "kind": a.Kind, "relation": a.Relation,
 		"parent": a.Parent, "rationale": a.Rationale, "repair": a.Repair})
+}
+
+func registerClaim(tx *store.Tx, a ClaimArgs) (Claim, error) {
+	id := claimID(a)
 	if existing, err := getClaim(tx, id); err == nil {
 		return existing, nil
 	}
@@ -107,6 +143,13 @@ func (l *Lab) Contract(ctx context.Context, a ContractArgs) (ContractResult, err
 	err = l.S.Tx(ctx, func(tx *store.Tx) error {
 		if err := l.requireLedger(tx, "contract"); err != nil {
 			return err
+		}
+		as, err := l.assigned(tx, a.Claim)
+		if err != nil {
+			return err
+		}
+		if as != nil && as.Role == RoleRepairScientist && !slices.Contains(as.Children, a.Claim) {
+			return fmt.Errorf("the repair scientist contracts only its own repair, not %s: %w", a.Claim, ErrLab)
 		}
 		if v.Binding != nil {
 			if _, _, err := resolveUnder(l.C.Research(), "binding.source", v.Binding.Source); err != nil {

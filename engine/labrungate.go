@@ -40,6 +40,9 @@ func checkRunMode(mode string, a RunArgs) error {
 // with a contract, the latest version is approved as it is now. It returns
 // the run's place in the durable order of ledger operations.
 func (l *Lab) runGate(tx *store.Tx, r Receipt) (int64, error) {
+	if _, err := l.assigned(tx, r.Claim); err != nil {
+		return 0, err
+	}
 	if r.Claim != "" {
 		c, err := getClaim(tx, r.Claim)
 		if err != nil {

@@ -27,8 +27,8 @@ type CallSpec struct {
 	Name        string
 	Description string
 	Params      []Param
-	Wakes       bool // hands the executor work: wake the supervisor after it succeeds
-	Scientific  bool // only in the structured and frontier modes: minimal's guide and tools leave it out
+	Wakes       bool   // hands the executor work: wake the supervisor after it succeeds
+	Roles       []Role // who may make it (engine/roles.go); the guide, MCP and api tools of a role list only its calls
 	handler     callHandler
 }
 

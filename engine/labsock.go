@@ -107,6 +107,9 @@ func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labR
 	if req.Control != "" {
 		return sv.answerControl(ctx, req.Control)
 	}
+	if sv.judging.Load() {
+		return labResponse{Error: "lab: no lab call while the tool-free judge runs (role judge has no tools)"}
+	}
 	result, err := lab.Call(ctx, req.Call, []byte(req.Args))
 	if err != nil {
 		return labResponse{Error: err.Error()}
@@ -115,7 +118,7 @@ func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labR
 	if err != nil {
 		return labResponse{Error: fmt.Sprintf("encode result: %v", err)}
 	}
-	if spec, ok := findCall(req.Call); ok && spec.Wakes {
+	if spec, ok := FindCall(req.Call); ok && spec.Wakes {
 		sv.Bus.Notify()
 	}
 	return labResponse{OK: true, Result: body}

@@ -87,6 +87,9 @@ type StatusSummary struct {
 	ReviewCounts     map[string]int    `json:"review_counts"`
 	Reviews          []Review          `json:"reviews"` // open ones and the newest verdicts, oldest first
 	NoteCount        int               `json:"note_count"`
+	// Role and Assignment: structured and frontier, who calls now.
+	Role       Role        `json:"role,omitempty"`
+	Assignment *Assignment `json:"assignment,omitempty"`
 }
 
 // Status returns one receipt, or the bounded summary.
@@ -116,7 +119,12 @@ func (l *Lab) summary(ctx context.Context, a StatusArgs) (StatusSummary, error) 
 	var sum StatusSummary
 	err = l.S.Read(ctx, func(tx *store.Tx) error {
 		var err error
-		sum, err = readSummary(tx, a.Status, limit, a.Offset)
+		if sum, err = readSummary(tx, a.Status, limit, a.Offset); err != nil {
+			return err
+		}
+		if ModeRole(sum.Mode) != RoleWorker {
+			sum.Role, sum.Assignment, err = studyRole(tx, sum.Mode)
+		}
 		return err
 	})
 	if err != nil {

@@ -167,10 +167,10 @@ func TestLedgerCallsRefusedInMinimal(t *testing.T) {
 	writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
 	lab := &Lab{C: c, S: s, Cores: 2, MemMB: 8192}
 	cases := []struct{ call, args, want string }{
-		{"claim", `{"statement":"a longer claim","kind":"scientific","relation":"refines","rationale":"because of it"}`, "only in structured and frontier modes"},
-		{"contract", contractArgs("root", ""), "only in structured and frontier modes"},
-		{"link", `{"claim":"root","experiment":"exp_x","output":"o","sufficient":true}`, "only in structured and frontier modes"},
-		{"close", `{"claim":"root","status":"weakened","reason":"for a reason"}`, "only in structured and frontier modes"},
+		{"claim", `{"statement":"a longer claim","kind":"scientific","relation":"refines","rationale":"because of it"}`, "lab claim is not a call of the worker"},
+		{"contract", contractArgs("root", ""), "lab contract is not a call of the worker"},
+		{"link", `{"claim":"root","experiment":"exp_x","output":"o","sufficient":true}`, "lab link is not a call of the worker"},
+		{"close", `{"claim":"root","status":"weakened","reason":"for a reason"}`, "lab close is not a call of the worker"},
 		{"run", `{"source":"sim.py","outputs":["o"],"claim":"root"}`, "claim is only in structured and frontier modes"},
 		{"run", `{"source":"sim.py","outputs":["o"],"stage":"workbench"}`, "workbench is only in structured and frontier modes"},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/simjecture/simjecture/provider"
@@ -25,7 +26,7 @@ func (sv *Supervisor) loop(ctx context.Context) Status {
 		if stop := sv.completion(ctx); stop != goOn {
 			return stop
 		}
-		if stop := sv.waitForExperiments(ctx); stop != goOn {
+		if stop := sv.experimentFreeze(ctx); stop != goOn {
 			return stop
 		}
 		if stop := sv.workerTurn(ctx); stop != goOn {
@@ -38,12 +39,22 @@ func (sv *Supervisor) loop(ctx context.Context) Status {
 // read counts as a harness error and as not complete.
 func (sv *Supervisor) completed(ctx context.Context) bool {
 	var claims []Claim
-	err := sv.s.Read(ctx, func(tx *store.Tx) (err error) { claims, err = listDocs[Claim](tx, store.Claims); return err })
+	var reviews []Review
+	err := sv.s.Read(ctx, func(tx *store.Tx) (err error) {
+		if claims, err = listDocs[Claim](tx, store.Claims); err != nil {
+			return err
+		}
+		reviews, err = listDocs[Review](tx, store.Reviews, "resolved")
+		return err
+	})
 	if err != nil {
 		if ctx.Err() == nil {
 			sv.storeFailed("read the claims", err)
 		}
 		return false
+	}
+	if slices.Contains(ScientificModes, sv.k.Mode) {
+		return ScientificCompleted(claims, reviews)
 	}
 	return Completed(claims, sv.k.CompletionPolicy)
 }
@@ -142,7 +153,11 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	if err != nil {
 		return sv.harnessError(ctx, storeError("start a turn", err))
 	}
-	prompt, lastSeq, err := sv.workerPrompt(ctx, st)
+	plan, err := sv.planTurn(ctx, st)
+	if err != nil {
+		return sv.harnessError(ctx, fmt.Errorf("assign the turn: %w", err))
+	}
+	prompt, lastSeq, err := sv.workerPrompt(ctx, st, plan)
 	if err != nil {
 		return sv.harnessError(ctx, storeError("read the news for the turn's prompt", err))
 	}
@@ -154,12 +169,15 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	turn := provider.Turn{
 		Role: provider.RoleWorker, Number: st.Turn, Prompt: prompt, Dir: sv.c.Research(),
 		LogDir: filepath.Join(sv.c.Supervisor(), fmt.Sprintf("turn-%05d", st.Turn)),
-		Env:    sv.agentEnv(true), Timeout: sv.turnAllowance(), Cursor: st.WorkerCursor, Model: sv.k.Model,
-		Tools: LabTools(sv.k.Mode), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
+		Env:    sv.roleEnv(plan), Timeout: sv.turnAllowance(), Cursor: plan.cursor, Model: sv.k.Model,
+		Tools: LabTools(plan.role), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
 		MCPCommand: []string{sv.opt.SelfExe, "mcp", "--campaign", sv.c.Dir}, StateDir: sv.c.AgentState(),
 	}
-	sv.setActivity(ctx, fmt.Sprintf("agent turn %d", st.Turn))
-	out, stop, err := sv.runTurn(ctx, turn)
+	if plan.idle > 0 {
+		turn.Timeout = max(0, sv.remaining()) // frontier: the turn ends after plan.idle without activity
+	}
+	sv.setActivity(ctx, fmt.Sprintf("agent turn %d%s", st.Turn, plan.label()))
+	out, stop, err := sv.runTurn(ctx, turn, plan.idle)
 	if stop != goOn {
 		return stop
 	}
@@ -171,10 +189,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 		if out.Failure == nil {
 			st.LastPromptSeq = lastSeq // a failed turn's retry is told the same news again
 		}
-		if out.Cursor != "" {
-			st.WorkerCursor = out.Cursor
-		}
-		return nil
+		return keepCursor(tx, st, plan, out.Cursor)
 	})
 	if out.Failure != nil {
 		return sv.providerFailure(ctx, out)
@@ -221,7 +236,7 @@ func countRecords(tx *store.Tx) (int, error) {
 }
 
 // runTurn runs a turn while checking the boundary; a boundary stops the turn.
-func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Outcome, Status, error) {
+func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn, idle time.Duration) (provider.Outcome, Status, error) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
@@ -235,6 +250,7 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Ou
 	}()
 	tick := time.NewTicker(sv.opt.Boundary)
 	defer tick.Stop()
+	watch := newIdleWatch(sv.s, idle)
 	for {
 		select {
 		case r := <-ch:
@@ -244,6 +260,12 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn) (provider.Ou
 				cancel()
 				<-ch
 				return provider.Outcome{}, b, nil
+			}
+			if watch.expired(ctx) { // a checkpoint, not a failure
+				cancel()
+				r := <-ch
+				r.out.TimedOut, r.out.Failure = true, nil
+				return r.out, goOn, r.err
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 // workerPrompt builds the prompt of the next worker turn: the full guide on
 // the first turn (or after a lost session), then what changed since the last.
-func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState) (string, int64, error) {
+func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState, plan turnPlan) (string, int64, error) {
 	var b strings.Builder
 	var lastSeq int64
 	err := sv.s.Read(ctx, func(tx *store.Tx) error {
@@ -23,9 +23,10 @@ func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState) (str
 		if len(evs) > 0 {
 			lastSeq = evs[len(evs)-1].Seq
 		}
-		if st.Turn == 1 || st.WorkerCursor == "" {
-			sv.writeGuide(&b)
+		if st.Turn == 1 || plan.cursor == "" {
+			sv.writeGuide(&b, plan)
 		}
+		writeAssignment(&b, plan)
 		writeChanges(&b, evs)
 		if b.Len() == 0 {
 			b.WriteString("Continue the study. Nothing was recorded since your last turn.\n")
@@ -40,12 +41,16 @@ func (sv *Supervisor) workerPrompt(ctx context.Context, st SupervisorState) (str
 	return b.String(), lastSeq, err
 }
 
-func (sv *Supervisor) writeGuide(b *strings.Builder) {
+func (sv *Supervisor) writeGuide(b *strings.Builder, plan turnPlan) {
+	if plan.role != RoleWorker {
+		sv.writeScienceGuide(b, plan)
+		return
+	}
 	fmt.Fprintf(b, "You are the research agent of a simjecture study (turn-based).\n\n# Hypothesis\n%s\n\n# Instructions\n%s\n\n",
 		strings.TrimSpace(sv.hypothesis), strings.TrimSpace(sv.instructions))
 	b.WriteString(`# How to work
 - Your working folder is research/. Write programs there; run them only through the harness:
-  "$SIMJECTURE_BIN" lab CALL  with one JSON object on stdin. Calls: ` + strings.Join(CallNamesFor(sv.k.Mode), ", ") + `.
+  "$SIMJECTURE_BIN" lab CALL  with one JSON object on stdin. Calls: ` + strings.Join(CallNamesFor(RoleWorker), ", ") + `.
 - lab run returns at once with status queued; end your turn and you will be resumed when experiments finish.
 - Only an independent reviewer can accept a claim: ask with lab review. A supported review needs a challenge.
 - The study completes when the root claim is supported, or falsified and a committed repair (lab commit) is supported.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/simjecture/simjecture/store"
@@ -54,6 +55,9 @@ func WriteReports(ctx context.Context, c Campaign, s *store.Store) error {
 func audit(s Snapshot) Audit {
 	a := Audit{ScientificStatus: "unresolved", Accepted: map[string]string{}, Backends: []string{}}
 	a.Completed = Completed(s.Claims, s.CompletionPolicy)
+	if slices.Contains(ScientificModes, s.Mode) {
+		a.Completed = ScientificCompleted(s.Claims, s.Reviews)
+	}
 	if a.Completed {
 		a.ScientificStatus = "accepted"
 	}
@@ -116,8 +120,13 @@ func Ledger(r Report) string {
 		if v.Verdict != nil {
 			dec, why = v.Verdict.Decision, cell(v.Verdict.Rationale)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", v.ID, v.Claim, v.Disposition, v.Status, dec, why)
+		requested := v.Disposition
+		if v.Stage != "" {
+			requested = fmt.Sprintf("%s review of v%d", v.Stage, v.ContractVersion)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", v.ID, v.Claim, requested, v.Status, dec, why)
 	}
+	writeScience(&b, r.Snapshot)
 	writeExperiments(&b, r.Experiments)
 	b.WriteString("\nIncomplete is not a scientific result: only claims accepted by the independent reviewer count.\n")
 	return b.String()

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -57,7 +55,7 @@ func (sv *Supervisor) processReviews(ctx context.Context) Status {
 		return sv.harnessError(ctx, storeError("read the review queue", err))
 	}
 	for _, r := range queue {
-		if blocked(claims[r.Claim], claims) || r.Attempts-r.Crashes >= MaxReviewAttempts || !sv.reviews.due(r.ID) {
+		if r.Stage == "" && blocked(claims[r.Claim], claims) || r.Attempts-r.Crashes >= MaxReviewAttempts || !sv.reviews.due(r.ID) {
 			continue
 		}
 		if stop := sv.reviewOne(ctx, r, claims); stop != goOn {
@@ -105,36 +103,26 @@ func blocked(c Claim, claims map[string]Claim) bool {
 }
 
 func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string]Claim) Status {
+	if r.Stage != "" {
+		return sv.scienceReviewOne(ctx, r)
+	}
 	packet, err := sv.buildPacket(ctx, r, claims)
 	if err != nil {
 		return sv.reviewFailed(ctx, r, err)
 	}
 	body, _ := json.MarshalIndent(packet, "", "  ")
 	sum := sha256.Sum256(body)
-	dir := filepath.Join(sv.c.Supervisor(), fmt.Sprintf("review-%s-%d", r.ID, r.Attempts+1))
-	work := filepath.Join(dir, "work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return sv.harnessError(ctx, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, PacketFile), body, 0o644); err != nil {
-		return sv.harnessError(ctx, fmt.Errorf("keep review packet: %w", err))
+	dir, work, stop := sv.reviewFolder(ctx, r, body)
+	if stop != goOn {
+		return stop
 	}
 	sv.setActivity(ctx, "independent review of "+r.Claim)
 	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
 		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}
-	out, stop, err := sv.runTurn(ctx, turn)
-	switch {
-	case stop != goOn:
+	out, stop := sv.reviewTurn(ctx, r, turn, dir)
+	if stop != goOn || out == nil {
 		return stop
-	case err != nil:
-		return sv.harnessError(ctx, err)
-	case out.Failure.NeedsOperator():
-		return sv.providerFailure(ctx, out)
-	case out.Failure != nil:
-		return sv.reviewCrashed(ctx, r, out.Failure)
 	}
-	sv.recordUsage(ctx, out, filepath.Base(dir))
-	sv.providerRecovered(ctx)
 	v, err := ParseVerdict(out.LastLine, r, claims[r.Claim])
 	if err != nil {
 		return sv.reviewFailed(ctx, r, err)

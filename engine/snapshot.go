@@ -27,7 +27,10 @@ func loadSnapshot(ctx context.Context, c Campaign, s *store.Store, window int) (
 	var snap Snapshot
 	err := s.Read(ctx, func(tx *store.Tx) error {
 		var err error
-		snap, err = readSnapshot(tx, window)
+		if snap, err = readSnapshot(tx, window); err != nil {
+			return err
+		}
+		snap.ScienceView, err = readScience(tx, c, snap.Mode)
 		return err
 	})
 	if err != nil {

@@ -93,9 +93,6 @@ func validateRequest(r *Request) error {
 	if r.TurnSeconds <= 0 || r.TurnSeconds > r.WallSeconds {
 		return badField(FieldTurnSeconds, "%d: must be more than 0 and at most the wall seconds (%d)", r.TurnSeconds, r.WallSeconds)
 	}
-	if r.Mode != "minimal" {
-		return badField(FieldMode, "%s is not available in this build yet; use minimal", r.Mode)
-	}
 	if err := checkAgent(r); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/simjecture/simjecture/provider"
@@ -43,6 +44,7 @@ type Supervisor struct {
 	hypothesis, instructions string
 
 	reviews reviewWaits // per review, when its next attempt may start (reviewcrash.go)
+	judging atomic.Bool // a tool-free judge runs: the lab socket answers no call
 
 	enc      sandbox.Enclosure // probed once (enclose.go)
 	encOnce  sync.Once

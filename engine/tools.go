@@ -9,10 +9,10 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// LabTools renders the lab calls of a study in mode as agent tools, from
-// the one lab schema.
-func LabTools(mode string) []provider.Tool {
-	calls := CallsFor(mode)
+// LabTools renders the lab calls of a role as agent tools, from the one
+// lab schema.
+func LabTools(role Role) []provider.Tool {
+	calls := CallsFor(role)
 	tools := make([]provider.Tool, 0, len(calls))
 	for _, c := range calls {
 		tools = append(tools, provider.Tool{Name: c.Name, Description: c.Description, Parameters: c.JSONSchema()})

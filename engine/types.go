@@ -156,10 +156,12 @@ type Challenge struct {
 type Verdict struct {
 	ClaimID      string   `json:"claim_id"`
 	Decision     string   `json:"decision"`
-	Disposition  string   `json:"disposition"`
+	Disposition  string   `json:"disposition,omitempty"` // minimal; the scientific verdicts have none
 	Rationale    string   `json:"rationale"`
 	EvidenceGaps []string `json:"evidence_gaps"`
 	NextTest     *string  `json:"next_test"`
+	// ContractVersion is the version a scientific verdict judged.
+	ContractVersion int `json:"contract_version,omitempty"`
 }
 
 // Review is a request for the independent reviewer and, once resolved, its verdict.
@@ -178,6 +180,12 @@ type Review struct {
 	PacketSHA256 string     `json:"packet_sha256,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
 	ResolvedAt   *time.Time `json:"resolved_at,omitempty"`
+
+	// The reviews of the scientific modes (engine/labscience.go).
+	Stage           ReviewStage `json:"stage,omitempty"`
+	ContractVersion int         `json:"contract_version,omitempty"`
+	Case            string      `json:"case,omitempty"`
+	Assignment      string      `json:"assignment,omitempty"`
 }
 
 // Note is a short statement the agent leaves in the record. Notes recorded
@@ -255,6 +263,7 @@ type Snapshot struct {
 	Notes            []Note            `json:"notes"`
 	Steering         []Steering        `json:"steering"` // operator guidance, oldest first (at most 64)
 	RecordProtection string            `json:"record_protection"`
+	ScienceView                        // structured and frontier: role, assignments, contract states
 }
 
 // Event is one entry of the study's event log, as published to subscribers.

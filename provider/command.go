@@ -101,7 +101,10 @@ func turnEnv(t Turn) []string {
 	for k, v := range t.Env {
 		env = append(env, k+"="+v)
 	}
-	return append(env, "SIMJECTURE_ROLE="+t.Role, "SIMJECTURE_TURN="+strconv.Itoa(t.Number))
+	if _, set := t.Env["SIMJECTURE_ROLE"]; !set { // the scientific modes name the role of the assignment
+		env = append(env, "SIMJECTURE_ROLE="+t.Role)
+	}
+	return append(env, "SIMJECTURE_TURN="+strconv.Itoa(t.Number))
 }
 
 func openLogs(dir string) (*os.File, *os.File, error) {

@@ -9,7 +9,14 @@ import (
 const (
 	RoleWorker   = "worker"
 	RoleReviewer = "reviewer"
+	// RoleJudge is a tool-free reviewer (the support adjudication of the
+	// scientific modes): no tools, no lab, no writable folder; a backend
+	// that reports tool use in its stream counts it in Outcome.ToolCalls.
+	RoleJudge = "judge"
 )
+
+// Reviewing reports whether role judges rather than works.
+func Reviewing(role string) bool { return role == RoleReviewer || role == RoleJudge }
 
 // Turn is one agent turn.
 type Turn struct {
@@ -68,7 +75,7 @@ type Outcome struct {
 	Thread                    string
 	InputTokens, OutputTokens *int64
 	// ToolCalls counts the tool calls the agent's stream showed, for
-	// backends that report them (claude).
+	// backends that report them (codex, api, claude); any voids a judge's answer.
 	ToolCalls int
 }
 

@@ -15,7 +15,8 @@ const (
 	Experiments Kind = "experiments"
 	Claims      Kind = "claims"
 	Reviews     Kind = "reviews"
-	Approvals   Kind = "approvals" // contract-review decisions, by packet hash
+	Approvals   Kind = "approvals"   // contract-review decisions, by packet hash
+	Assignments Kind = "assignments" // role assignments of the scientific modes
 )
 
 func (k Kind) column() (string, error) {
@@ -28,6 +29,8 @@ func (k Kind) column() (string, error) {
 		return "review_json", nil
 	case Approvals:
 		return "approval_json", nil
+	case Assignments:
+		return "assignment_json", nil
 	}
 	return "", fmt.Errorf("unknown document kind %q", k)
 }

@@ -22,7 +22,7 @@ func openTemp(t *testing.T) *Store {
 func TestDocsRoundTrip(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	for _, k := range []Kind{Experiments, Claims, Reviews, Approvals} {
+	for _, k := range []Kind{Experiments, Claims, Reviews, Approvals, Assignments} {
 		err := s.Tx(ctx, func(tx *Tx) error {
 			isNew, err := tx.PutDoc(k, "a", "queued", []byte(`{"x":1}`))
 			if err != nil || !isNew {

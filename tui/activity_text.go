@@ -100,6 +100,24 @@ var sentences = map[engine.EventType]sentence{
 		return fmt.Sprintf("review %s failed (attempt %d): %s", ref(p.Review), p.Attempt, oneLine(p.Error))
 	}),
 	engine.EvNoteAdded: says(func(p engine.NoteAddedPayload) string { return "note: " + oneLine(p.Statement) }),
+	engine.EvReviewRequested: says(func(p engine.ReviewRequestedPayload) string {
+		return fmt.Sprintf("%s review of %s (contract v%d) asked", p.Stage, ref(p.Claim), p.ContractVersion)
+	}),
+	engine.EvContractReviewed: says(func(p engine.ContractReviewedPayload) string {
+		return fmt.Sprintf("contract v%d of %s reviewed: %s", p.ContractVersion, ref(p.Claim), p.Decision)
+	}),
+	engine.EvAdjudicated: says(func(p engine.AdjudicatedPayload) string {
+		return fmt.Sprintf("the judge found contract v%d evidence of %s %s", p.ContractVersion, ref(p.Claim), p.Decision)
+	}),
+	engine.EvAssignmentStarted: says(func(p engine.AssignmentStartedPayload) string {
+		return fmt.Sprintf("%s assigned to %s", p.Role, ref(p.Claim))
+	}),
+	engine.EvHandoff: says(func(p engine.HandoffPayload) string {
+		if p.Forced {
+			return fmt.Sprintf("assignment %s ended by the host: %s", ref(p.Assignment), p.Outcome)
+		}
+		return fmt.Sprintf("assignment %s handed off: %s", ref(p.Assignment), p.Outcome)
+	}),
 	engine.EvSteeringQueued: says(func(p engine.SteeringQueuedPayload) string {
 		return fmt.Sprintf("operator guidance %s queued (%d characters, advisory)", ref(p.ID), p.Chars)
 	}),

@@ -27,11 +27,14 @@ type Script func(Request) Reply
 
 // Reply is one model response.
 type Reply struct {
-	Text   string // an assistant message, if not empty
-	Calls  []Call // function calls, after the text
-	Usage  Usage
-	Status int // an HTTP error status instead of a response (with Error as its message)
-	Error  string
+	Text  string // an assistant message, if not empty
+	Calls []Call // function calls, after the text
+	// WebSearch, if not empty, is the query of a hosted web search the
+	// model made (a web_search_call output item), before the text.
+	WebSearch string
+	Usage     Usage
+	Status    int // an HTTP error status instead of a response (with Error as its message)
+	Error     string
 }
 
 // Call is one function call the model makes.

@@ -91,6 +91,9 @@ func stream(w http.ResponseWriter, id, model string, reply Reply) {
 	e.send("response.created", map[string]any{"response": resp})
 	e.send("response.in_progress", map[string]any{"response": resp})
 	var output []any
+	if reply.WebSearch != "" {
+		output = append(output, webSearch(e, len(output), id, reply.WebSearch))
+	}
 	if reply.Text != "" {
 		output = append(output, message(e, len(output), id, reply.Text))
 	}
@@ -119,6 +122,15 @@ func message(e *sse, index int, respID, text string) map[string]any {
 	part = map[string]any{"type": "output_text", "text": text, "annotations": []any{}}
 	e.send("response.content_part.done", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "part": part})
 	done := map[string]any{"type": "message", "id": itemID, "role": "assistant", "status": "completed", "content": []any{part}}
+	e.send("response.output_item.done", map[string]any{"output_index": index, "item": done})
+	return done
+}
+
+func webSearch(e *sse, index int, respID, query string) map[string]any {
+	item := map[string]any{"type": "web_search_call", "id": fmt.Sprintf("ws_%s_%d", respID, index), "status": "in_progress"}
+	e.send("response.output_item.added", map[string]any{"output_index": index, "item": item})
+	done := map[string]any{"type": "web_search_call", "id": item["id"], "status": "completed",
+		"action": map[string]any{"type": "search", "query": query}}
 	e.send("response.output_item.done", map[string]any{"output_index": index, "item": done})
 	return done
 }

@@ -1,7 +1,7 @@
 // Package mcpserver serves the lab calls of one study as a Model Context
 // Protocol server (`simjecture mcp --campaign DIR`).
 //
-// Every lab call the study's mode offers ([engine.CallsFor]) is one MCP tool. Its input schema is the
+// Every lab call the study's current role may make ([engine.CallsFor]) is one MCP tool. Its input schema is the
 // call's [engine.CallSpec.JSONSchema] — the one schema the command line and
 // the api backend use too — and its result is the very JSON object
 // `simjecture lab CALL` prints: {"ok":true,"result":…}, or
@@ -30,32 +30,37 @@ func New(lab *engine.Lab, version string) *mcp.Server {
 		Instructions: "The lab calls of one simjecture study. Experiments run only through the run tool; " +
 			"only the independent reviewer, asked with the review tool, can accept a claim.",
 	})
-	for _, spec := range engine.CallsFor(studyMode(lab)) {
+	for _, spec := range engine.CallsFor(studyRole(lab)) {
 		s.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.JSONSchema()},
 			handler(lab, spec))
 	}
 	return s
 }
 
-// studyMode is the mode of the lab's study, read through the lab itself
-// (over the supervisor's socket when one answers, as an enclosed agent's
-// server must); "" when it cannot be read, which offers minimal's calls.
-func studyMode(lab *engine.Lab) string {
+// studyRole is the role of the lab's study now (its mode's, or its active
+// assignment's), read through the lab itself (over the supervisor's socket
+// when one answers, as an enclosed agent's server must); minimal's worker
+// when it cannot be read.
+func studyRole(lab *engine.Lab) engine.Role {
 	res, err := lab.Call(context.Background(), "status", []byte(`{"limit":1}`))
 	if err != nil {
-		return ""
+		return engine.RoleWorker
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return ""
+		return engine.RoleWorker
 	}
 	var head struct {
-		Mode string `json:"mode"`
+		Mode string      `json:"mode"`
+		Role engine.Role `json:"role"`
 	}
 	if json.Unmarshal(b, &head) != nil {
-		return ""
+		return engine.RoleWorker
 	}
-	return head.Mode
+	if head.Role != "" {
+		return head.Role
+	}
+	return engine.ModeRole(head.Mode)
 }
 
 // Serve runs the server on t until the client goes away or ctx ends.

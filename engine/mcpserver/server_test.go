@@ -85,7 +85,7 @@ func TestToolsAreTheLabSchema(t *testing.T) {
 	for _, tool := range res.Tools {
 		got[tool.Name] = tool
 	}
-	want := engine.CallsFor("minimal") // the test's study is a minimal one
+	want := engine.CallsFor(engine.RoleWorker) // the test's study is a minimal one
 	if len(got) != len(want) {
 		t.Errorf("%d tools, want one per lab call of the mode (%d)", len(got), len(want))
 	}

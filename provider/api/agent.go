@@ -60,7 +60,7 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 	defer cancel()
 	run := &turnRun{log: log}
 	start := time.Now()
-	if t.Role != provider.RoleWorker || t.ToolFree {
+	if provider.Reviewing(t.Role) || t.ToolFree {
 		err = a.review(turnCtx, t, run)
 	} else {
 		err = a.work(turnCtx, t, run)
@@ -80,7 +80,7 @@ func (a *Agent) outcome(ctx, turnCtx context.Context, t provider.Turn, run *turn
 	out := provider.Outcome{Duration: d, StdoutTail: run.tail(), InputTokens: run.in, OutputTokens: run.out,
 		Cursor: run.cursor, ToolCalls: run.toolCalls}
 	out.LastLine = provider.LastLine(run.final)
-	if t.Role == provider.RoleReviewer {
+	if provider.Reviewing(t.Role) {
 		out.LastLine = verdictLine(run.final)
 	}
 	var rf *requestFailure
@@ -171,7 +171,7 @@ func (a *Agent) review(ctx context.Context, t provider.Turn, run *turnRun) error
 		return err
 	}
 	if len(r.calls) > 0 {
-		run.toolCalls = len(r.calls)
+		run.toolCalls += len(r.calls)
 		run.log.event("reviewer_tool_call_ignored", map[string]any{"calls": len(r.calls)})
 	}
 	run.answer(r.text)
@@ -187,4 +187,5 @@ const reviewerSystem = `You are the independent reviewer of a simjecture study. 
 Judge only from the packet: the claim, the requested disposition, the experiments' receipts and artifacts.
 End your answer with the verdict as one JSON object on the last line, with exactly these fields:
 {"claim_id": "...", "decision": "approved" | "needs_revision", "disposition": "supported" | "falsified" | "unresolved", "rationale": "at least sixteen characters", "evidence_gaps": [], "next_test": null}
-approved needs no evidence gaps and a disposition other than unresolved; needs_revision needs at least one gap.`
+approved needs no evidence gaps and a disposition other than unresolved; needs_revision needs at least one gap.
+When the packet carries its own verdict_schema (the contract reviews and support adjudications of the scientific modes), answer in exactly that schema instead.`

@@ -188,11 +188,11 @@ func AllowedTools(tools []provider.Tool) string {
 // PromptFor is what Claude Code is asked on stdin: for a worker, the
 // supervisor's prompt (with a word on the MCP tools when the session is
 // new); for a reviewer, the review instructions and the packet; for a
-// tool-free turn, the prompt as it is.
+// tool-free turn, the judge instructions and the packet.
 func PromptFor(t provider.Turn) string {
 	switch {
 	case t.ToolFree:
-		return t.Prompt
+		return provider.JudgePrompt + t.Prompt + "\n"
 	case t.Role != provider.RoleWorker:
 		return provider.ReviewerPrompt + t.Prompt + "\n"
 	}

@@ -79,9 +79,10 @@ func (a *Agent) run(ctx context.Context, t provider.Turn) (provider.Outcome, *ev
 	out.Cursor, out.Thread = thread, thread
 	out.InputTokens, out.OutputTokens = in, outTok
 	out.LastLine = strings.TrimSpace(last)
-	if t.Role == provider.RoleReviewer {
+	if provider.Reviewing(t.Role) {
 		out.Cursor = "" // an ephemeral reviewer thread is never resumed
 	}
+	out.ToolCalls = ev.tools()
 	if ctx.Err() == nil {
 		out.Failure = provider.Classify(out.ExitCode, out.TimedOut, out.StderrTail, ev.errorEvents())
 	}
@@ -111,7 +112,7 @@ func Args(t provider.Turn, prompt string) ([]string, bool) {
 		args = append(args, "--model", t.Model)
 	}
 	args = append(args, "--json", "--skip-git-repo-check")
-	if t.Role == provider.RoleReviewer {
+	if provider.Reviewing(t.Role) {
 		args = append(args, "--sandbox", "read-only", "--ephemeral")
 	} else {
 		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
@@ -159,8 +160,11 @@ func tomlStrings(list []string) string {
 // (with a word on the MCP tools when the thread is new); for a reviewer,
 // the review instructions and the packet.
 func PromptFor(t provider.Turn) string {
-	if t.Role == provider.RoleReviewer {
+	switch t.Role {
+	case provider.RoleReviewer:
 		return provider.ReviewerPrompt + t.Prompt + "\n"
+	case provider.RoleJudge:
+		return provider.JudgePrompt + t.Prompt + "\n"
 	}
 	prompt := t.Prompt
 	if strings.TrimSpace(prompt) == "" {

@@ -24,8 +24,10 @@ type events struct {
 	thread        string
 	lastMessage   string
 	input, output *int64
-	pending       []string // error events of the turn in progress
-	failures      []string // error events of turns that did not complete
+	toolIDs       map[string]bool // tool items seen (anything but messages, reasoning and errors)
+	toolAnon      int             // tool items without an id
+	pending       []string        // error events of the turn in progress
+	failures      []string        // error events of turns that did not complete
 }
 
 // event is one JSONL line of `codex exec --json` (see docs/codex.md).
@@ -41,6 +43,7 @@ type event struct {
 		OutputTokens *int64 `json:"output_tokens"`
 	} `json:"usage"`
 	Item *struct {
+		ID   string `json:"id"`
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"item"`
@@ -85,11 +88,41 @@ func (e *events) line(b []byte) {
 		if !retryNotice(ev.Message) {
 			e.pending = append(e.pending, ev.Message)
 		}
-	case "item.completed":
-		if ev.Item != nil && ev.Item.Type == "agent_message" {
+	case "item.started", "item.completed":
+		e.item(ev)
+	}
+}
+
+// item records a completed message and counts tool items (commands, file
+// changes, MCP calls, web searches: anything but a message, reasoning or
+// an error), once per item id.
+func (e *events) item(ev event) {
+	if ev.Item == nil {
+		return
+	}
+	switch ev.Item.Type {
+	case "agent_message":
+		if ev.Type == "item.completed" {
 			e.lastMessage = ev.Item.Text
 		}
+	case "reasoning", "error":
+	default:
+		if ev.Item.ID == "" {
+			e.toolAnon++
+			return
+		}
+		if e.toolIDs == nil {
+			e.toolIDs = map[string]bool{}
+		}
+		e.toolIDs[ev.Item.ID] = true
 	}
+}
+
+// tools counts the tool items of the stream.
+func (e *events) tools() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.toolIDs) + e.toolAnon
 }
 
 // retryNotice reports a top-level error event that only announces one of

@@ -232,3 +232,41 @@ func TestLostThreadStartsANewOne(t *testing.T) {
 		t.Errorf("outcome: failure %+v, cursor %q; want none, T9", out.Failure, out.Cursor)
 	}
 }
+
+// TestJudgeToolCallsAreCounted: a judge's stream with any tool item is
+// reported (the engine voids its verdict); messages, reasoning and error
+// items are not tools; a started and completed item counts once.
+func TestJudgeToolCallsAreCounted(t *testing.T) {
+	t.Parallel()
+	verdict := `{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"{}"}}`
+	cases := []struct {
+		name  string
+		items string
+		want  int
+	}{
+		{"tool-free", `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"thinking"}}
+{"type":"item.completed","item":{"id":"item_1","type":"error","message":"a warning"}}`, 0},
+		{"a command", `{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls"}}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","exit_code":0}}`, 1},
+		{"an MCP call and a web search", `{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call"}}
+{"type":"item.started","item":{"id":"item_3","type":"web_search"}}`, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t)
+			jsonl := "{\"type\":\"thread.started\",\"thread_id\":\"J1\"}\n{\"type\":\"turn.started\"}\n" + tc.items + "\n" + verdict +
+				"\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}\n"
+			turn := f.turn(provider.RoleJudge, jsonl, nil)
+			turn.MCPCommand = nil
+			out := f.runTurn(turn)
+			if out.ToolCalls != tc.want || out.Cursor != "" {
+				t.Errorf("tool events %d (want %d), cursor %q (want none)", out.ToolCalls, tc.want, out.Cursor)
+			}
+			if r := f.runs()[0]; !strings.Contains(strings.Join(r.Argv, " "), "--sandbox read-only --ephemeral") ||
+				strings.Contains(strings.Join(r.Argv, " "), "mcp_servers") {
+				t.Errorf("judge argv %q: want read-only, ephemeral, no MCP server", r.Argv)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ const (
 	envBin   = "SIMJECTURE_BIN"
 	envStudy = "SIMJECTURE_STUDY"
 	envTurn  = "SIMJECTURE_TURN"
+	envClaim = "SIMJECTURE_CLAIM"
 )
 
 // maxPacketBytes bounds the review packet read from stdin.
@@ -43,16 +45,35 @@ func run(ctx context.Context, getenv func(string) string, args []string, stdin i
 	switch role := getenv(envRole); role {
 	case "worker":
 		return runWorker(ctx, getenv, stderr)
-	case "reviewer":
+	case "reviewer", "judge":
 		return runReviewer(stdin, stdout, stderr)
+	case roleFalsifier, roleRepair, roleResearcher:
+		return runScience(ctx, getenv, stderr)
 	default:
-		fmt.Fprintf(stderr, "scripted-agent: %s must be worker or reviewer, got %q\n", envRole, role)
+		fmt.Fprintf(stderr, "scripted-agent: %s must be worker, reviewer, judge, falsifier, repair_scientist or researcher, got %q\n", envRole, role)
 		return 2
 	}
 }
 
+// runScience runs one worker turn of the scientific modes.
+func runScience(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
+	return runTurn(getenv, stderr, func(bin, dir string) error {
+		w := &ScienceWorker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Role: getenv(envRole), Claim: getenv(envClaim), Log: stderr}
+		return w.Run(ctx)
+	})
+}
+
 // runWorker runs one worker turn in the current directory.
 func runWorker(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
+	return runTurn(getenv, stderr, func(bin, dir string) error {
+		w := &Worker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Turn: getenv(envTurn), Log: stderr}
+		return w.Run(ctx)
+	})
+}
+
+// runTurn runs one worker turn in the current directory with the lab at
+// $SIMJECTURE_BIN, and maps its outcome to an exit code.
+func runTurn(getenv func(string) string, stderr io.Writer, turn func(bin, dir string) error) int {
 	bin := getenv(envBin)
 	if bin == "" {
 		fmt.Fprintf(stderr, "scripted-agent: %v: %s is not set\n", ErrEnv, envBin)
@@ -63,8 +84,7 @@ func runWorker(ctx context.Context, getenv func(string) string, stderr io.Writer
 		fmt.Fprintf(stderr, "scripted-agent: working directory: %v\n", err)
 		return 1
 	}
-	w := &Worker{Lab: ExecLab{Bin: bin}, Dir: dir, Study: getenv(envStudy), Turn: getenv(envTurn), Log: stderr}
-	if err := w.Run(ctx); err != nil {
+	if err := turn(bin, dir); err != nil {
 		fmt.Fprintf(stderr, "scripted-agent: error: %v\n", err)
 		return 1
 	}
@@ -73,7 +93,18 @@ func runWorker(ctx context.Context, getenv func(string) string, stderr io.Writer
 
 // runReviewer reads the packet, judges it and prints the verdict last.
 func runReviewer(stdin io.Reader, stdout, stderr io.Writer) int {
-	p, err := readPacket(stdin)
+	data, err := io.ReadAll(io.LimitReader(stdin, maxPacketBytes))
+	if err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: read review packet: %v\n", err)
+		return 1
+	}
+	var stage struct {
+		Stage string `json:"stage"`
+	}
+	if json.Unmarshal(data, &stage) == nil && stage.Stage != "" {
+		return printScience(data, stdout, stderr)
+	}
+	p, err := readPacket(bytes.NewReader(data))
 	if err != nil {
 		fmt.Fprintf(stderr, "scripted-agent: %v\n", err)
 		return 1
@@ -86,6 +117,24 @@ func runReviewer(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "scripted-agent: review of %s: %s %s\n", p.ClaimID, v.Decision, v.Disposition)
 	fmt.Fprintf(stdout, "%s\n%s\n", v.Rationale, line)
+	return 0
+}
+
+// printScience judges a scientific packet and prints the verdict last.
+func printScience(data []byte, stdout, stderr io.Writer) int {
+	var p SciencePacket
+	if err := json.Unmarshal(data, &p); err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: decode review packet: %v\n", err)
+		return 1
+	}
+	v := ReviewScience(p)
+	line, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "scripted-agent: encode verdict: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "scripted-agent: %s review of %s v%d: %s\n", p.Stage, v.ClaimID, v.ContractVersion, v.Decision)
+	fmt.Fprintf(stdout, "%s\n", line)
 	return 0
 }
 

@@ -21,7 +21,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"help", nil, []string{"--help"}, "", 0},
 		{"unexpected argument", map[string]string{envRole: "worker"}, []string{"x"}, "", 2},
 		{"no role", nil, nil, "", 2},
-		{"unknown role", map[string]string{envRole: "judge"}, nil, "", 2},
+		{"unknown role", map[string]string{envRole: "director"}, nil, "", 2},
 		{"worker without bin", map[string]string{envRole: "worker"}, nil, "", 2},
 		{"reviewer with malformed packet", map[string]string{envRole: "reviewer"}, nil, "{", 1},
 	}

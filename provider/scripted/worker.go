@@ -63,11 +63,9 @@ func (w *Worker) ensureSource() error {
 	path := filepath.Join(w.Dir, SourceName)
 	if _, err := os.Stat(path); err == nil {
 		return nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("check %s: %w", SourceName, err)
 	}
-	if err := os.WriteFile(path, keplerSource, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", SourceName, err)
+	if err := writeMissing(path, keplerSource); err != nil {
+		return err
 	}
 	w.logf("wrote %s", path)
 	return nil
