@@ -182,7 +182,10 @@ func (f *runFolders) settle() {
 // Settle waits until the folders of every finished run have been removed.
 // A host calls it before it exits; what a killed host left behind is
 // removed by ClearScratch.
-func Settle() { folders.settle() }
+func Settle() {
+	folders.settle()
+	etcCopies.settle()
+}
 
 // ClearScratch removes everything in parent, the folder that holds the run
 // folders of one host (as Spec.RunDir's parent): the folders of runs whose

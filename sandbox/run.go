@@ -44,6 +44,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if cfg.release != nil {
+		defer cfg.release()
+	}
 	// The artifact folder does not concern the experiment: it is made
 	// while the experiment runs.
 	made := make(chan error, 1)
