@@ -2,17 +2,21 @@ package sandbox
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
 
 // fakeEtc makes a host /etc of its own: some etcItems (files, a folder of
 // symlinks with a FIFO, a folder of files, a top-level symlink), one item
-// missing, and files that must never be shown.
-func fakeEtc(t *testing.T) string {
+// missing, and files that must never be shown. With big, alternatives
+// holds more than etcCopyMax entries.
+func fakeEtc(t *testing.T, big bool) string {
 	t.Helper()
 	src := t.TempDir()
 	for name, body := range map[string]string{
@@ -28,6 +32,9 @@ func fakeEtc(t *testing.T) string {
 	must(t, os.Symlink("/usr/bin/python3", filepath.Join(src, "alternatives", "python")))
 	must(t, syscall.Mkfifo(filepath.Join(src, "alternatives", "fifo"), 0o644))
 	must(t, os.Symlink("/usr/share/zoneinfo/Etc/UTC", filepath.Join(src, "localtime")))
+	for i := 0; big && i < etcCopyMax; i++ {
+		must(t, os.Symlink("/usr/bin/true", filepath.Join(src, "alternatives", "tool"+strconv.Itoa(i))))
+	}
 	return src
 }
 
@@ -56,27 +63,32 @@ func tree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// The view holds the items and only them; a big item folder is an empty
+// folder of the view, to be bound over.
 func TestEtcViewCopiesOnlyTheItems(t *testing.T) {
-	src := fakeEtc(t)
-	views := etcViews{src: src, byParent: map[string]*etcView{}}
-	v, err := views.acquire(t.TempDir())
-	must(t, err)
-	defer views.release(v)
-	want := tree(t, src)
-	for _, gone := range []string{"shadow", "hostname", "alternatives/fifo"} {
-		delete(want, gone)
-	}
-	got := tree(t, v.dir)
-	if len(got) != len(want) {
-		t.Errorf("view holds %v, want %v", got, want)
-	}
-	for rel, desc := range want {
-		if got[rel] != desc {
-			t.Errorf("%s: view %q, host %q", rel, got[rel], desc)
-		}
-	}
-	if info, err := os.Stat(v.dir); err != nil || info.Mode().Perm() != 0o555 {
-		t.Errorf("view folder: %v %v, want mode 0555", info, err)
+	for _, big := range []bool{false, true} {
+		t.Run("big="+strconv.FormatBool(big), func(t *testing.T) {
+			src := fakeEtc(t, big)
+			views := etcViews{src: src, byParent: map[string]*etcView{}}
+			v, err := views.acquire(t.TempDir())
+			must(t, err)
+			defer views.release(v)
+			want := tree(t, src)
+			for rel := range want {
+				if rel == "shadow" || rel == "hostname" || rel == "alternatives/fifo" || big && filepath.Dir(rel) == "alternatives" {
+					delete(want, rel)
+				}
+			}
+			if got := tree(t, v.dir); !maps.Equal(got, want) {
+				t.Errorf("view holds %v, want %v", got, want)
+			}
+			if wantBinds := []string{filepath.Join(src, "alternatives")}; big != slices.Equal(v.binds, wantBinds) || !big && len(v.binds) > 0 {
+				t.Errorf("folders bound on their own: %v (big %v)", v.binds, big)
+			}
+			if info, err := os.Stat(v.dir); err != nil || info.Mode().Perm() != 0o555 {
+				t.Errorf("view folder: %v %v, want mode 0555", info, err)
+			}
+		})
 	}
 }
 
@@ -103,7 +115,7 @@ func TestEtcViewIsRemadeWhenHostOrCopyChanges(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := fakeEtc(t)
+			src := fakeEtc(t, false)
 			views := etcViews{src: src, byParent: map[string]*etcView{}}
 			parent := t.TempDir()
 			first, err := views.acquire(parent)
@@ -142,7 +154,7 @@ func appendTo(t *testing.T, path string) {
 // A view replaced while a launch still holds it stays until that launch
 // lets go; settle removes the rest.
 func TestEtcViewKeptWhileHeld(t *testing.T) {
-	src := fakeEtc(t)
+	src := fakeEtc(t, false)
 	views := etcViews{src: src, byParent: map[string]*etcView{}}
 	parent := t.TempDir()
 	held, err := views.acquire(parent)
@@ -237,13 +249,20 @@ func TestBwrapLaunchBindsOneEtcView(t *testing.T) {
 		t.Fatal("no view was taken")
 	}
 	defer cfg.release()
+	etcCopies.mu.Lock()
+	v := etcCopies.byParent[filepath.Dir(spec.RunDir)]
+	etcCopies.mu.Unlock()
+	want := []string{"--ro-bind " + v.dir + " /etc"}
+	for _, p := range v.binds {
+		want = append(want, "--ro-bind "+p+" /etc/"+filepath.Base(p))
+	}
 	var binds []string
 	for i, a := range cfg.Argv {
-		if i >= 2 && (a == "/etc" || filepath.Dir(a) == "/etc") {
-			binds = append(binds, cfg.Argv[i-2]+" "+filepath.Dir(cfg.Argv[i-1])+" "+a)
+		if i >= 2 && strings.HasPrefix(cfg.Argv[i-2], "--") && (a == "/etc" || filepath.Dir(a) == "/etc") {
+			binds = append(binds, strings.Join(cfg.Argv[i-2:i+1], " "))
 		}
 	}
-	if want := "--ro-bind " + filepath.Dir(spec.RunDir) + " /etc"; len(binds) != 1 || binds[0] != want {
-		t.Errorf("/etc on the launch line: %q, want only %q", binds, want)
+	if !slices.Equal(binds, want) {
+		t.Errorf("/etc on the launch line: %q, want %q", binds, want)
 	}
 }
