@@ -49,7 +49,7 @@ type etcView struct {
 	dir   string
 	binds []string // item folders bound on their own, as host paths
 	users int      // launches holding it
-	stale bool // replaced: removed when the last user lets go
+	stale bool     // replaced: removed when the last user lets go
 	host  []stamp
 	own   []stamp
 }
