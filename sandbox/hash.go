@@ -40,7 +40,8 @@ func HashFile(path string) (sha string, size int64, err error) {
 }
 
 // Hashing through a mapping of the page cache saves copying every byte
-// into a buffer first (a sixth of the CPU time of sealing a large input).
+// into a buffer first: about a tenth of the CPU time of hashing a large
+// file (0.80 against 0.90 s for 1 GiB here).
 const (
 	mapMin   = 1 << 20  // smaller files are read into a buffer
 	mapChunk = 64 << 20 // mapped at a time
@@ -213,13 +214,19 @@ func copyOverlapped(in, out *os.File) (string, int64, error) {
 			progress <- done
 		}
 	})
+	// ReadAt, not hashMapped: unmapping while the copy runs on another
+	// thread costs a TLB shootdown each time, and measured no faster.
+	bp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bp)
 	h := sha256.New()
 	var hashed int64
 	var readErr error
 	for avail := range progress {
-		if readErr == nil {
-			readErr = hashMapped(out, hashed, avail-hashed, h)
-			hashed = avail
+		for hashed < avail && readErr == nil {
+			n, err := out.ReadAt((*bp)[:min(int64(len(*bp)), avail-hashed)], hashed)
+			h.Write((*bp)[:n])
+			hashed += int64(n)
+			readErr = err
 		}
 	}
 	wg.Wait()
