@@ -28,8 +28,8 @@ import (
 const (
 	scrapPrefix   = ".scrap-"   // a finished run's folder waiting for removal
 	recyclePrefix = ".recycle-" // a finished run's folder waiting to become a spare
-	sparePrefix = ".spare-" // a prepared run folder waiting for a run
-	scrapQueue  = 64        // folders waiting for removal; beyond, Run removes its own
+	sparePrefix   = ".spare-"   // a prepared run folder waiting for a run
+	scrapQueue    = 64          // folders waiting for removal; beyond, Run removes its own
 )
 
 // runFolders hands out spare run folders and removes finished ones.
