@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -183,7 +184,7 @@ func (v *etcView) copyItem(src, dst string, top bool) ([]string, error) {
 		}
 		return nil, os.Symlink(t, dst)
 	case syscall.S_IFREG:
-		data, err := os.ReadFile(src)
+		data, err := readNoFollow(src)
 		if err == nil {
 			err = os.WriteFile(dst, data, 0o600)
 		}
@@ -218,6 +219,17 @@ func (v *etcView) copyFolder(src, dst string, top bool) ([]string, error) {
 		made = append(made, m...)
 	}
 	return made, nil
+}
+
+// readNoFollow reads the file at path, never through a symlink put there
+// since its lstat.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // finishCopy gives a copy its source's permission bits and times.
