@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 )
 
@@ -37,15 +38,31 @@ func launchBubblewrap(s Spec, lay layout, cfg *helperConfig) error {
 	}
 	cfg.ASLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
 	cfg.BwrapGate = true
-	cfg.Argv, cfg.Env = bwrapArgv(bwrap, s, lay), []string{"PATH=/usr/bin:/bin"}
+	v, err := etcCopies.acquire(filepath.Dir(lay.run))
+	if err == nil {
+		cfg.release = func() { etcCopies.release(v) }
+	}
+	cfg.Argv, cfg.Env = bwrapArgv(bwrap, s, lay, v), []string{"PATH=/usr/bin:/bin"}
 	return nil
 }
 
-// bwrapArgv is the full Bubblewrap command line for s.
-func bwrapArgv(bwrap string, s Spec, lay layout) []string {
+// bwrapArgv is the full Bubblewrap command line for s. etc is the prepared
+// /etc view (etcview.go), bound with one --ro-bind and its large folders
+// over it; nil binds the host's etcItems one by one instead.
+func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 	a := []string{bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-		"--clearenv", "--cap-drop", "ALL", "--dir", "/etc"}
-	for _, e := range systemView() {
+		"--clearenv", "--cap-drop", "ALL"}
+	view := baseView()
+	if etc != nil {
+		a = append(a, "--ro-bind", etc.dir, "/etc")
+		for _, p := range etc.binds {
+			a = append(a, "--ro-bind", p, "/etc/"+filepath.Base(p))
+		}
+	} else {
+		a = append(a, "--dir", "/etc")
+		view = append(view, etcEntries()...)
+	}
+	for _, e := range view {
 		if e.symlink != "" {
 			a = append(a, "--symlink", e.symlink, e.dst)
 		} else {

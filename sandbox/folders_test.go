@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRunFolderRemoved runs twice in the same run folder: each run's folder
@@ -25,7 +27,7 @@ func TestRunFolderRemoved(t *testing.T) {
 	Settle()
 	left, _ := readDirNames(filepath.Dir(spec.RunDir))
 	for _, n := range left {
-		if strings.HasPrefix(n, scrapPrefix) || strings.HasPrefix(n, sparePrefix) {
+		if strings.HasPrefix(n, scrapPrefix) || strings.HasPrefix(n, sparePrefix) || strings.HasPrefix(n, recyclePrefix) {
 			t.Errorf("%s left after Settle", n)
 		}
 	}
@@ -103,5 +105,111 @@ func TestSpareRunFolder(t *testing.T) {
 				t.Errorf("left in parent: %v", left)
 			}
 		})
+	}
+}
+
+// finishedRun makes a folder as a run may leave it: outputs in work/ (one
+// folder unwritable), files in tmp/, a log, modes changed.
+func finishedRun(t *testing.T, parent string) layout {
+	t.Helper()
+	lay := newLayout(filepath.Join(parent, recyclePrefix+"run"))
+	makeRunDirNow(t, lay)
+	must(t, os.MkdirAll(filepath.Join(lay.work, "d", "e"), 0o755))
+	must(t, os.WriteFile(filepath.Join(lay.work, "d", "e", "f"), []byte("x"), 0o444))
+	must(t, os.Chmod(filepath.Join(lay.work, "d"), 0))
+	must(t, os.WriteFile(filepath.Join(lay.tmp, "t"), []byte("y"), 0o600))
+	must(t, os.WriteFile(lay.stdout, []byte("out"), 0o644))
+	must(t, os.Remove(lay.stderr)) // moved into the artifact folder
+	must(t, os.WriteFile(filepath.Join(lay.run, "extra"), nil, 0o644))
+	must(t, os.Chmod(lay.tmp, 0o500))
+	return lay
+}
+
+func makeRunDirNow(t *testing.T, lay layout) {
+	t.Helper()
+	must(t, os.Mkdir(lay.run, runDirMode))
+	must(t, makeRunParts(lay))
+	must(t, os.WriteFile(lay.stdout, nil, logMode))
+	must(t, os.WriteFile(lay.stderr, nil, logMode))
+}
+
+func inode(t *testing.T, p string) uint64 {
+	t.Helper()
+	info, err := os.Lstat(p)
+	must(t, err)
+	return info.Sys().(*syscall.Stat_t).Ino
+}
+
+// TestRecycleRunFolder turns a finished run's folder into a spare that take
+// accepts, keeping its folders; a folder not as a run leaves it is refused.
+func TestRecycleRunFolder(t *testing.T) {
+	cases := map[string]struct {
+		change func(t *testing.T, l layout)
+		ok     bool
+	}{
+		"as left":         {func(*testing.T, layout) {}, true},
+		"work a symlink":  {func(t *testing.T, l layout) { removeTree(l.work); must(t, os.Symlink(t.TempDir(), l.work)) }, false},
+		"tmp missing":     {func(t *testing.T, l layout) { removeTree(l.tmp) }, false},
+		"run folder mode": {func(t *testing.T, l layout) { must(t, os.Chmod(l.run, 0o755)) }, true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			parent := t.TempDir()
+			lay := finishedRun(t, parent)
+			c.change(t, lay)
+			work := inode(t, lay.work)
+			f := &runFolders{spares: map[string][]string{}}
+			spare, ok := f.recycle(lay.run)
+			if ok != c.ok {
+				t.Fatalf("recycle = %v, want %v", ok, c.ok)
+			}
+			if !ok {
+				return
+			}
+			got := newLayout(spare)
+			if inode(t, got.work) != work {
+				t.Error("work/ was made again instead of kept")
+			}
+			for p, mode := range map[string]os.FileMode{got.run: runDirMode, got.work: runPartMode, got.tmp: runPartMode} {
+				if info, err := os.Lstat(p); err != nil || info.Mode().Perm() != mode {
+					t.Errorf("%s: %v %v, want mode %o", p, info, err, mode)
+				}
+			}
+			if names, _ := readDirNames(spare); len(names) != 4 {
+				t.Errorf("spare holds %v", names)
+			}
+			f.spares[parent] = []string{spare}
+			if !f.take(newLayout(filepath.Join(parent, "exp-2"))) {
+				t.Error("take refused the recycled spare")
+			}
+		})
+	}
+}
+
+// TestRunFolderRecycled runs twice in one parent: the second run gets the
+// first run's folders, emptied.
+func TestRunFolderRecycled(t *testing.T) {
+	e := experiment{backend: Bubblewrap, command: []string{"sh", "-c", "test -z \"$(ls -A)\" || ls -A >&2; mkdir out; echo x > out/f"}}
+	spec := e.spec(t)
+	parent := filepath.Dir(spec.RunDir)
+	var first uint64
+	for i := range 2 {
+		res, err := Run(t.Context(), spec)
+		if err != nil || res.ReturnCode == nil || *res.ReturnCode != 0 || res.StderrTail != "" {
+			t.Fatalf("run %d: %v %+v", i, err, res)
+		}
+		waitFor(t, "a spare folder", 10*time.Second, func() bool {
+			folders.mu.Lock()
+			defer folders.mu.Unlock()
+			return len(folders.spares[parent]) > 0
+		})
+		folders.mu.Lock()
+		spare := folders.spares[parent][0]
+		folders.mu.Unlock()
+		if i == 0 {
+			first = inode(t, spare)
+		} else if inode(t, spare) != first {
+			t.Error("the run folder was not recycled")
+		}
 	}
 }

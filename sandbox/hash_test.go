@@ -1,15 +1,19 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestCopyAndHash checks both sealing paths (small: copy then hash; large:
-// overlapped) against HashFile of the source, and the copy's content and mode.
+// TestCopyAndHash checks every sealing path (small: one buffer; middle:
+// copy then hash; large: overlapped) and HashFile (buffered, mapped)
+// against the SHA-256 of the bytes written, and the copy's content and mode.
 func TestCopyAndHash(t *testing.T) {
-	for _, size := range []int{0, 1, 4 << 10, smallMax, smallMax + 1, overlapMin + overlapChunk + 12345} {
+	for _, size := range []int{0, 1, 4 << 10, smallMax, smallMax + 1, mapMin - 1, mapMin, mapMin + 4097, overlapMin + overlapChunk + 12345} {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "src")
 		data := make([]byte, size)
@@ -19,9 +23,10 @@ func TestCopyAndHash(t *testing.T) {
 		if err := os.WriteFile(src, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want, _, err := HashFile(src)
-		if err != nil {
-			t.Fatal(err)
+		sum := sha256.Sum256(data)
+		want := hex.EncodeToString(sum[:])
+		if got, n, err := HashFile(src); err != nil || got != want || n != int64(size) {
+			t.Fatalf("size %d: HashFile %s %d %v, want %s", size, got, n, err, want)
 		}
 		dst := filepath.Join(dir, "a", "b", "dst")
 		got, n, err := copyAndHash(src, dst, 0o444)
@@ -64,5 +69,26 @@ func TestCopySmallGrown(t *testing.T) {
 	got, n, err := copySmall(in, out)
 	if err != nil || got != want || n != int64(len(data)) {
 		t.Fatalf("got %s %d %v, want %s %d", got, n, err, want, len(data))
+	}
+}
+
+// A mapped file that is shorter than the range hashed (it shrank) gives an
+// error, not a crash of the process.
+func TestHashMappedFaultIsAnError(t *testing.T) {
+	page := os.Getpagesize()
+	p := filepath.Join(t.TempDir(), "short")
+	must(t, os.WriteFile(p, make([]byte, page+100), 0o644))
+	f, err := os.Open(p)
+	must(t, err)
+	defer f.Close()
+	err = hashMapped(f, 0, int64(3*page), sha256.New())
+	if err == nil || !strings.Contains(err.Error(), "changed while being read") {
+		t.Fatalf("hashing past the end: %v", err)
+	}
+	h := sha256.New()
+	must(t, hashMapped(f, 10, int64(page), h))
+	want := sha256.Sum256(make([]byte, page))
+	if string(h.Sum(nil)) != string(want[:]) {
+		t.Error("an unaligned range hashed wrong")
 	}
 }

@@ -37,6 +37,8 @@ type helperConfig struct {
 	Dir         string        `json:"dir,omitempty"`
 	Env         []string      `json:"env,omitempty"`
 	Argv        []string      `json:"argv"`
+
+	release func() // the host's: lets go of what the launch line names (the /etc view); nil for none
 }
 
 // validate rejects a config the helper cannot run.

@@ -35,7 +35,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := makeRunDir(lay); err != nil {
 		return Result{}, err
 	}
-	defer folders.discard(lay.run)
+	reuse := false // the run folder may become the next run's: no process of the run is left
+	defer func() { folders.discard(lay.run, reuse) }()
 	sealed, err := sealAll(spec, lay.work)
 	if err != nil {
 		return Result{}, err
@@ -43,6 +44,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	cfg, err := helperFor(spec, lay)
 	if err != nil {
 		return Result{}, err
+	}
+	if cfg.release != nil {
+		defer cfg.release()
 	}
 	// The artifact folder does not concern the experiment: it is made
 	// while the experiment runs.
@@ -55,7 +59,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	return res, finish(spec, lay, sealed, &res)
+	err = finish(spec, lay, sealed, &res)
+	reuse = err == nil && res.survivors == 0 && !res.Cancelled
+	return res, err
 }
 
 func makeArtifactDir(dir string) error {

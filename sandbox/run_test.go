@@ -253,7 +253,7 @@ func TestLogsBounded(t *testing.T) {
 func TestBwrapArgvHasNoWholeEtc(t *testing.T) {
 	e := experiment{backend: Bubblewrap, command: []string{"true"}}
 	spec, _ := normalize(e.spec(t))
-	argv := bwrapArgv("/usr/bin/bwrap", spec, newLayout(spec.RunDir))
+	argv := bwrapArgv("/usr/bin/bwrap", spec, newLayout(spec.RunDir), nil)
 	joined := strings.Join(argv, " ")
 	for _, bad := range []string{"--ro-bind /etc /etc", "--bind / /", "shadow"} {
 		if strings.Contains(joined, bad) {

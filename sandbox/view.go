@@ -22,13 +22,22 @@ var etcItems = []string{
 
 // systemView lists /usr, the top-level /bin, /sbin and /lib* (as symlinks
 // where the host has them as symlinks) and a minimal /etc.
-func systemView() []viewEntry {
+func systemView() []viewEntry { return append(baseView(), etcEntries()...) }
+
+// baseView is systemView without /etc.
+func baseView() []viewEntry {
 	view := []viewEntry{{src: "/usr", dst: "/usr", dir: true}}
 	for _, name := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
 		if e, ok := mirror("/" + name); ok {
 			view = append(view, e)
 		}
 	}
+	return view
+}
+
+// etcEntries is the host's etcItems, each on its own.
+func etcEntries() []viewEntry {
+	var view []viewEntry
 	for _, name := range etcItems {
 		if e, ok := mirror("/etc/" + name); ok {
 			view = append(view, e)

@@ -1,0 +1,268 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fakeEtc makes a host /etc of its own: some etcItems (files, a folder of
+// symlinks with a FIFO, a folder of files, a top-level symlink), one item
+// missing, and files that must never be shown. With big, alternatives
+// holds more than etcCopyMax entries.
+func fakeEtc(t *testing.T, big bool) string {
+	t.Helper()
+	src := t.TempDir()
+	for name, body := range map[string]string{
+		"passwd": "root:x:0:0::/root:/bin/sh\n", "group": "root:x:0:\n", "ld.so.cache": "cache",
+		"shadow": "root:secret\n", "hostname": "host\n", "ld.so.conf.d/a.conf": "/usr/local/lib\n",
+	} {
+		p := filepath.Join(src, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	must(t, os.Chmod(filepath.Join(src, "group"), 0o640))
+	must(t, os.Mkdir(filepath.Join(src, "alternatives"), 0o755))
+	must(t, os.Symlink("/usr/bin/python3", filepath.Join(src, "alternatives", "python")))
+	must(t, syscall.Mkfifo(filepath.Join(src, "alternatives", "fifo"), 0o644))
+	must(t, os.Symlink("/usr/share/zoneinfo/Etc/UTC", filepath.Join(src, "localtime")))
+	for i := 0; big && i < etcCopyMax; i++ {
+		must(t, os.Symlink("/usr/bin/true", filepath.Join(src, "alternatives", "tool"+strconv.Itoa(i))))
+	}
+	return src
+}
+
+// tree lists every path under dir with its type, mode and content or target.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	must(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		desc := info.Mode().String()
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			desc += " -> " + target
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			must(t, err)
+			desc += " " + string(b)
+		}
+		out[rel] = desc
+		return nil
+	}))
+	return out
+}
+
+// The view holds the items and only them; a big item folder is an empty
+// folder of the view, to be bound over.
+func TestEtcViewCopiesOnlyTheItems(t *testing.T) {
+	for _, big := range []bool{false, true} {
+		t.Run("big="+strconv.FormatBool(big), func(t *testing.T) {
+			src := fakeEtc(t, big)
+			views := etcViews{src: src, byParent: map[string]*etcView{}}
+			v, err := views.acquire(t.TempDir())
+			must(t, err)
+			defer views.release(v)
+			want := tree(t, src)
+			for rel := range want {
+				if rel == "shadow" || rel == "hostname" || rel == "alternatives/fifo" || big && filepath.Dir(rel) == "alternatives" {
+					delete(want, rel)
+				}
+			}
+			if got := tree(t, v.dir); !maps.Equal(got, want) {
+				t.Errorf("view holds %v, want %v", got, want)
+			}
+			if wantBinds := []string{filepath.Join(src, "alternatives")}; big != slices.Equal(v.binds, wantBinds) || !big && len(v.binds) > 0 {
+				t.Errorf("folders bound on their own: %v (big %v)", v.binds, big)
+			}
+			if info, err := os.Stat(v.dir); err != nil || info.Mode().Perm() != 0o555 {
+				t.Errorf("view folder: %v %v, want mode 0555", info, err)
+			}
+		})
+	}
+}
+
+func TestEtcViewIsRemadeWhenHostOrCopyChanges(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(t *testing.T, src, view string)
+		remade bool
+	}{
+		{"nothing changed", func(*testing.T, string, string) {}, false},
+		{"host file edited in place", func(t *testing.T, src, _ string) { appendTo(t, filepath.Join(src, "passwd")) }, true},
+		{"host file inside a folder edited", func(t *testing.T, src, _ string) { appendTo(t, filepath.Join(src, "ld.so.conf.d", "a.conf")) }, true},
+		{"host item appears", func(t *testing.T, src, _ string) {
+			must(t, os.WriteFile(filepath.Join(src, "nsswitch.conf"), []byte("passwd: files\n"), 0o644))
+		}, true},
+		{"host symlink in a folder replaced", func(t *testing.T, src, _ string) {
+			alt := filepath.Join(src, "alternatives")
+			must(t, os.Symlink("/usr/bin/python3.11", filepath.Join(alt, "new")))
+			must(t, os.Rename(filepath.Join(alt, "new"), filepath.Join(alt, "python")))
+		}, true},
+		{"host mode changed", func(t *testing.T, src, _ string) { must(t, os.Chmod(filepath.Join(src, "passwd"), 0o600)) }, true},
+		{"copy rewritten", func(t *testing.T, _, view string) { appendTo(t, filepath.Join(view, "passwd")) }, true},
+		{"copy removed", func(t *testing.T, _, view string) { removeTree(view) }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := fakeEtc(t, false)
+			views := etcViews{src: src, byParent: map[string]*etcView{}}
+			parent := t.TempDir()
+			first, err := views.acquire(parent)
+			must(t, err)
+			views.release(first)
+			c.change(t, src, first.dir)
+			second, err := views.acquire(parent)
+			must(t, err)
+			defer views.release(second)
+			if remade := second.dir != first.dir; remade != c.remade {
+				t.Fatalf("remade %v, want %v", remade, c.remade)
+			}
+			if _, err := os.Lstat(first.dir); c.remade && err == nil {
+				t.Errorf("the replaced view %s is still there", first.dir)
+			}
+			want, got := tree(t, src), tree(t, second.dir)
+			for _, rel := range []string{"passwd", "nsswitch.conf", "ld.so.conf.d/a.conf", "alternatives/python"} {
+				if want[rel] != got[rel] {
+					t.Errorf("%s: view %q, host %q", rel, got[rel], want[rel])
+				}
+			}
+		})
+	}
+}
+
+func appendTo(t *testing.T, path string) {
+	t.Helper()
+	must(t, os.Chmod(path, 0o644))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString("extra:x:1:1::/:/bin/sh\n")
+	must(t, err)
+	must(t, f.Close())
+}
+
+// A view replaced while a launch still holds it stays until that launch
+// lets go; settle removes the rest.
+func TestEtcViewKeptWhileHeld(t *testing.T) {
+	src := fakeEtc(t, false)
+	views := etcViews{src: src, byParent: map[string]*etcView{}}
+	parent := t.TempDir()
+	held, err := views.acquire(parent)
+	must(t, err)
+	appendTo(t, filepath.Join(src, "passwd"))
+	next, err := views.acquire(parent)
+	must(t, err)
+	if _, err := os.Lstat(held.dir); err != nil || next.dir == held.dir {
+		t.Fatalf("held view %s: %v; next %s", held.dir, err, next.dir)
+	}
+	views.release(held)
+	if _, err := os.Lstat(held.dir); err == nil {
+		t.Error("the replaced view outlived its last user")
+	}
+	views.release(next)
+	views.settle()
+	if names, _ := readDirNames(parent); len(names) != 0 {
+		t.Errorf("after settle the parent holds %v", names)
+	}
+}
+
+const etcPy = `import json, os
+r = {"etc": sorted(os.listdir("/etc")), "passwd": open("/etc/passwd").read(),
+     "alternatives": sorted(os.listdir("/etc/alternatives")) if os.path.isdir("/etc/alternatives") else None}
+for p in ("/etc/x", "/etc/passwd"):
+    try:
+        open(p, "a").close()
+        r[p] = "ok"
+    except OSError as e:
+        r[p] = e.strerror
+json.dump(r, open("out/etc.json", "w"))
+`
+
+// Under Bubblewrap, /etc holds exactly the host's etcItems with the host's
+// bytes, and nothing in it can be written.
+func TestBubblewrapEtcIsTheHostsItemsReadOnly(t *testing.T) {
+	requireRoot(t)
+	var want []string
+	for _, name := range etcItems {
+		if _, err := os.Lstat("/etc/" + name); err == nil {
+			want = append(want, name)
+		}
+	}
+	slices.Sort(want)
+	hostPasswd, err := os.ReadFile("/etc/passwd")
+	must(t, err)
+	hostAlts, _ := readDirNames("/etc/alternatives")
+	slices.Sort(hostAlts)
+	for _, c := range backendCases[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			e := experiment{backend: c.backend, asNobody: c.asNobody, files: map[string]string{"sim.py": etcPy, "out/.keep": ""},
+				command: []string{"python3", "sim.py"}, outputs: []string{"out/etc.json"}}
+			res, spec, err := e.run(t)
+			if err != nil || res.ReturnCode == nil || *res.ReturnCode != 0 {
+				t.Fatalf("err=%v rc=%v stderr=%s", err, res.ReturnCode, res.StderrTail)
+			}
+			var r map[string]any
+			must(t, json.Unmarshal([]byte(readArtifact(t, spec, "out/etc.json")), &r))
+			if got := stringList(r["etc"]); !slices.Equal(got, want) {
+				t.Errorf("/etc holds %v, want %v", got, want)
+			}
+			if r["passwd"] != string(hostPasswd) || !slices.Equal(stringList(r["alternatives"]), hostAlts) {
+				t.Errorf("passwd or alternatives differ from the host's: %v", r)
+			}
+			if r["/etc/x"] == "ok" || r["/etc/passwd"] == "ok" {
+				t.Errorf("/etc writable: %v %v", r["/etc/x"], r["/etc/passwd"])
+			}
+		})
+	}
+}
+
+func stringList(v any) []string {
+	list, _ := v.([]any)
+	out := []string{}
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// The launch line binds the prepared view at /etc and no /etc item on its own.
+func TestBwrapLaunchBindsOneEtcView(t *testing.T) {
+	if _, err := bwrapPath(); err != nil {
+		t.Skip("no bwrap: " + err.Error())
+	}
+	spec, err := normalize(experiment{backend: Bubblewrap, command: []string{"true"}}.spec(t))
+	must(t, err)
+	cfg, err := helperFor(spec, newLayout(spec.RunDir))
+	must(t, err)
+	if cfg.release == nil {
+		t.Fatal("no view was taken")
+	}
+	defer cfg.release()
+	etcCopies.mu.Lock()
+	v := etcCopies.byParent[filepath.Dir(spec.RunDir)]
+	etcCopies.mu.Unlock()
+	want := []string{"--ro-bind " + v.dir + " /etc"}
+	for _, p := range v.binds {
+		want = append(want, "--ro-bind "+p+" /etc/"+filepath.Base(p))
+	}
+	var binds []string
+	for i, a := range cfg.Argv {
+		if i >= 2 && strings.HasPrefix(cfg.Argv[i-2], "--") && (a == "/etc" || filepath.Dir(a) == "/etc") {
+			binds = append(binds, strings.Join(cfg.Argv[i-2:i+1], " "))
+		}
+	}
+	if !slices.Equal(binds, want) {
+		t.Errorf("/etc on the launch line: %q, want %q", binds, want)
+	}
+}
