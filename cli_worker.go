@@ -38,7 +38,7 @@ func workerSubcommands() []command {
 // cmdWorker dispatches `worker SUBCOMMAND`.
 func cmdWorker(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprintln(io.err, "Usage: simjecture worker add|prepare|check|list|remove …")
+		fmt.Fprintln(io.err, "Usage: simjecture worker add|prepare|check|list|remove … (each has --help)")
 		for _, c := range workerSubcommands() {
 			if c.summary != "" {
 				fmt.Fprintf(io.err, "  %-8s %s\n", c.name, c.summary)
@@ -328,4 +328,32 @@ func workerDaemon(_ context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	return exitOK
+}
+
+// workerState is one configured worker as doctor reports it.
+type workerState struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Host  string `json:"host"`
+	Ready bool   `json:"ready"`
+	State string `json:"state"`
+}
+
+// workerStates connects to every configured worker (doctor).
+func workerStates(ctx context.Context) []workerState {
+	out := []workerState{}
+	reg, err := registry()
+	if err != nil {
+		return out
+	}
+	profiles, err := reg.List()
+	if err != nil {
+		return append(out, workerState{ID: "?", State: err.Error()})
+	}
+	o, _ := workerOptions()
+	for _, p := range profiles {
+		state, ready := machine.State(ctx, p, o)
+		out = append(out, workerState{ID: p.ID, Kind: string(p.Kind), Host: p.Host, Ready: ready, State: state})
+	}
+	return out
 }
