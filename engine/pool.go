@@ -182,3 +182,6 @@ func closePool(slots []*slot) {
 		}
 	}
 }
+
+// Remote is where a worker ran an experiment (the receipt's remote).
+type Remote = machine.Remote
