@@ -81,7 +81,7 @@ func (w *benchWorker) startSSHD(b *testing.B, login string) int {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	cfg := fmt.Sprintf("Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\nPidFile %s/sshd.pid\nAuthorizedKeysFile %s/authorized_keys\n"+
-		"StrictModes no\nPasswordAuthentication no\nUsePAM no\nAllowUsers %s\n", port, w.dir, w.dir, w.dir, login)
+		"StrictModes no\nPasswordAuthentication no\nUsePAM no\nAllowUsers %s\nSubsystem sftp internal-sftp\n", port, w.dir, w.dir, w.dir, login)
 	if err := os.WriteFile(filepath.Join(w.dir, "sshd_config"), []byte(cfg), 0o644); err != nil {
 		b.Fatal(err)
 	}
