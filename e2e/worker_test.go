@@ -56,6 +56,26 @@ func TestWorkerStudyRunsRemote(t *testing.T) {
 		t.Fatalf("the same study on this host: %s", r)
 	}
 	compareArtifacts(t, status(t, local.dir), snap)
+	checkIdentityFrozen(t, s, remote)
+}
+
+// checkIdentityFrozen: a study whose worker changed its identity (here its
+// port) is refused on resume, naming the worker.
+func checkIdentityFrozen(t *testing.T, s *sshd, c campaign) {
+	t.Helper()
+	file := filepath.Join(s.config, "workers", "lo.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(b), fmt.Sprintf(`"port": %d`, s.port), fmt.Sprintf(`"port": %d`, s.port+1), 1)
+	if err := os.WriteFile(file, []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := sjWith(t, s.env(), "", "study", "--campaign", c.dir, "--batch")
+	if r.code != 2 || !strings.Contains(r.stderr, "worker lo") || !strings.Contains(r.stderr, "identity") {
+		t.Errorf("resume with a changed worker identity: want exit 2 naming worker lo, got %s", r)
+	}
 }
 
 // checkHostKeyRefused: a worker whose known-hosts file lacks the host key.
