@@ -298,3 +298,29 @@ func TestWorkerStopsOrphans(t *testing.T) {
 	}
 	stopStudy(t, s, c, resumed)
 }
+
+// TestWorkerResumeReattaches: after kill -9 of the supervisor, a resume
+// within the worker's grace re-attaches to the experiment still running
+// there, which ends succeeded.
+func TestWorkerResumeReattaches(t *testing.T) {
+	t.Parallel()
+	s := startSSHD(t)
+	root := s.workerRoot(t, "wroot")
+	s.addWorker(t, "lo", s.login, root)
+	s.prepare(t, "lo")
+	c := newCampaign(t, "busy", "e2e-seconds: 8")
+	reapMarker(t, c.marker)
+	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "lo")...)
+	waitFor(t, 30*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
+	_ = b.cmd.Process.Signal(syscall.SIGKILL)
+	b.wait(t, 10*time.Second)
+	resumed := startEnv(t, s.env(), "resume", "--campaign", c.dir, "--batch")
+	waitFor(t, 60*time.Second, "the re-attached experiment to finish", func() bool {
+		e, ok := firstByKey(status(t, c.dir), "run-0")
+		return ok && e.Status != "running"
+	})
+	if e, _ := firstByKey(status(t, c.dir), "run-0"); e.Status != "succeeded" || e.Machine != "lo" {
+		t.Errorf("the experiment left running on the worker ended %s on %q (%s), want succeeded on lo", e.Status, e.Machine, e.Error)
+	}
+	stopStudy(t, s, c, resumed)
+}
