@@ -166,7 +166,23 @@ func loadWorker(fs *pflag.FlagSet, args []string, io stdio) (machine.Profile, in
 }
 
 func workerPrepare(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("worker prepare ID", io)
+	return checkWorker(ctx, "prepare", args, io, func(p machine.Profile, o machine.Options) error {
+		info, err := machine.Describe(p.Kind)
+		if err != nil {
+			return err
+		}
+		return info.Prepare(ctx, p, o, func(s string) { fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s) })
+	})
+}
+
+func workerCheck(ctx context.Context, args []string, io stdio) int {
+	return checkWorker(ctx, "check", args, io, func(machine.Profile, machine.Options) error { return nil })
+}
+
+// checkWorker is `worker prepare|check ID [--json]`: before runs first,
+// then the check.
+func checkWorker(ctx context.Context, sub string, args []string, io stdio, before func(machine.Profile, machine.Options) error) int {
+	fs := newFlagSet("worker "+sub+" ID", io)
 	asJSON := fs.Bool("json", false, "print the check as JSON")
 	p, code, done := loadWorker(fs, args, io)
 	if done {
@@ -176,27 +192,8 @@ func workerPrepare(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return fail(io, err)
 	}
-	info, err := machine.Describe(p.Kind)
-	if err != nil {
+	if err := before(p, o); err != nil {
 		return fail(io, invalid(err))
-	}
-	logf := func(s string) { fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s) }
-	if err := info.Prepare(ctx, p, o, logf); err != nil {
-		return fail(io, invalid(err))
-	}
-	return checkAndPrint(ctx, p, o, io, *asJSON)
-}
-
-func workerCheck(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("worker check ID", io)
-	asJSON := fs.Bool("json", false, "print JSON")
-	p, code, done := loadWorker(fs, args, io)
-	if done {
-		return code
-	}
-	o, err := workerOptions()
-	if err != nil {
-		return fail(io, err)
 	}
 	return checkAndPrint(ctx, p, o, io, *asJSON)
 }

@@ -22,6 +22,7 @@ type sshd struct {
 	knownHosts string // holds the server's host key
 	cmd        *exec.Cmd
 	config     string // SIMJECTURE_CONFIG for the coordinator
+	addEnv     []string
 }
 
 // needSSHD skips the test when it cannot start an sshd (not root, or
@@ -184,12 +185,12 @@ func (s *sshd) workerRoot(t *testing.T, name string) string {
 	return root
 }
 
-// addWorker runs worker add for the login account (or as) and prepare.
+// addWorker runs worker add (with addEnv in its environment).
 func (s *sshd) addWorker(t *testing.T, id, user, root string, extra ...string) {
 	t.Helper()
 	args := append([]string{"worker", "add", id, "--host", "127.0.0.1", "--port", fmt.Sprint(s.port), "--user", user,
 		"--identity-file", s.key, "--known-hosts", s.knownHosts, "--root", root, "--execution-backend", "bubblewrap"}, extra...)
-	if r := sjWith(t, s.env(), "", args...); r.code != 0 {
+	if r := sjWith(t, s.env(s.addEnv...), "", args...); r.code != 0 {
 		t.Fatalf("worker add: %s", r)
 	}
 }

@@ -201,14 +201,8 @@ func sshClients(root string) []int {
 // the experiment re-attached, and its receipt ends succeeded.
 func TestWorkerSurvivesDroppedConnection(t *testing.T) {
 	t.Parallel()
-	s := startSSHD(t)
-	root := s.workerRoot(t, "wroot")
-	s.addWorker(t, "lo", s.login, root)
-	s.prepare(t, "lo")
-	c := newCampaign(t, "busy", "e2e-seconds: 20")
-	reapMarker(t, c.marker)
-	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "lo")...)
-	waitFor(t, 30*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
+	w := startWorkerStudy(t, "busy", 20, nil, "lo")
+	s, root, c, b := w.s, w.root, w.c, w.b
 	clients := sshClients(root)
 	if len(clients) == 0 {
 		t.Fatal("no ssh process of the worker session found")
@@ -240,18 +234,8 @@ func firstByKey(snap snapshot, key string) (receipt, bool) {
 // reason, and the study goes on (its replicate runs on this host).
 func TestWorkerLostGivesInterrupted(t *testing.T) {
 	t.Parallel()
-	s := startSSHD(t)
-	root := s.workerRoot(t, "wroot")
-	grace := []string{"SIMJECTURE_WORKER_ORPHAN_GRACE=4"}
-	if r := sjWith(t, s.env(grace...), "", "worker", "add", "lo", "--host", "127.0.0.1", "--port", fmt.Sprint(s.port), "--user", s.login,
-		"--identity-file", s.key, "--known-hosts", s.knownHosts, "--root", root); r.code != 0 {
-		t.Fatalf("worker add: %s", r)
-	}
-	s.prepare(t, "lo")
-	c := newCampaign(t, "kill", "e2e-seconds: 60")
-	reapMarker(t, c.marker)
-	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "lo", "--worker", "local")...)
-	waitFor(t, 30*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
+	w := startWorkerStudy(t, "kill", 60, []string{"SIMJECTURE_WORKER_ORPHAN_GRACE=4"}, "lo", "local")
+	s, root, c, b := w.s, w.root, w.c, w.b
 	s.stop()
 	for _, pid := range procsWith(filepath.Join(root, "bin")) {
 		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); filepath.Base(exe) != "ssh" {
@@ -274,17 +258,8 @@ func TestWorkerLostGivesInterrupted(t *testing.T) {
 // interrupted, with the reason.
 func TestWorkerStopsOrphans(t *testing.T) {
 	t.Parallel()
-	s := startSSHD(t)
-	root := s.workerRoot(t, "wroot")
-	if r := sjWith(t, s.env("SIMJECTURE_WORKER_ORPHAN_GRACE=3"), "", "worker", "add", "lo", "--host", "127.0.0.1",
-		"--port", fmt.Sprint(s.port), "--user", s.login, "--identity-file", s.key, "--known-hosts", s.knownHosts, "--root", root); r.code != 0 {
-		t.Fatalf("worker add: %s", r)
-	}
-	s.prepare(t, "lo")
-	c := newCampaign(t, "busy", "e2e-seconds: 120")
-	reapMarker(t, c.marker)
-	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "lo")...)
-	waitFor(t, 30*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
+	w := startWorkerStudy(t, "busy", 120, []string{"SIMJECTURE_WORKER_ORPHAN_GRACE=3"}, "lo")
+	s, c, b := w.s, w.c, w.b
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	b.wait(t, 10*time.Second)
 	waitFor(t, 30*time.Second, "the worker to stop the orphaned experiment", func() bool { return len(procsWith(c.marker)) == 0 })
@@ -304,14 +279,8 @@ func TestWorkerStopsOrphans(t *testing.T) {
 // there, which ends succeeded.
 func TestWorkerResumeReattaches(t *testing.T) {
 	t.Parallel()
-	s := startSSHD(t)
-	root := s.workerRoot(t, "wroot")
-	s.addWorker(t, "lo", s.login, root)
-	s.prepare(t, "lo")
-	c := newCampaign(t, "busy", "e2e-seconds: 8")
-	reapMarker(t, c.marker)
-	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "lo")...)
-	waitFor(t, 30*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
+	w := startWorkerStudy(t, "busy", 8, nil, "lo")
+	s, c, b := w.s, w.c, w.b
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	b.wait(t, 10*time.Second)
 	resumed := startEnv(t, s.env(), "resume", "--campaign", c.dir, "--batch")
@@ -323,4 +292,33 @@ func TestWorkerResumeReattaches(t *testing.T) {
 		t.Errorf("the experiment left running on the worker ended %s on %q (%s), want succeeded on lo", e.Status, e.Machine, e.Error)
 	}
 	stopStudy(t, s, c, resumed)
+}
+
+// workerRun is a study with a sleeper running on the worker lo of its own sshd.
+type workerRun struct {
+	s    *sshd
+	root string
+	c    campaign
+	b    *bg
+}
+
+// startWorkerStudy starts an sshd, adds and prepares the worker lo (addEnv
+// in worker add's environment), starts a study in mode whose sleepers run
+// seconds with the pool given, and waits for its sleeper on the worker.
+func startWorkerStudy(t *testing.T, mode string, seconds int, addEnv []string, pool ...string) workerRun {
+	t.Helper()
+	s := startSSHD(t)
+	root := s.workerRoot(t, "wroot")
+	s.addEnv = addEnv
+	s.addWorker(t, "lo", s.login, root)
+	s.prepare(t, "lo")
+	c := newCampaign(t, mode, fmt.Sprintf("e2e-seconds: %d", seconds))
+	reapMarker(t, c.marker)
+	args := []string{}
+	for _, w := range pool {
+		args = append(args, "--worker", w)
+	}
+	b := startEnv(t, s.env(), c.args(300, 120, args...)...)
+	waitFor(t, 30*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
+	return workerRun{s: s, root: root, c: c, b: b}
 }
