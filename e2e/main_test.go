@@ -240,6 +240,7 @@ type receipt struct {
 	Remote           *struct {
 		Host string `json:"host"`
 		Job  string `json:"job"`
+		Node string `json:"node"`
 	} `json:"remote"`
 	Error string `json:"error"`
 }

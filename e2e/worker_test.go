@@ -44,7 +44,7 @@ func TestWorkerStudyRunsRemote(t *testing.T) {
 	snap := status(t, remote.dir)
 	checkReceipts(t, snap, "succeeded")
 	for _, e := range snap.Experiments {
-		if e.Machine != "lo" || e.Remote == nil || e.Remote.Host != "127.0.0.1" || !strings.HasPrefix(e.Remote.Job, "job_") {
+		if e.Machine != "lo" || e.Remote == nil || e.Remote.Host != "127.0.0.1" || !strings.HasPrefix(e.Remote.Job, "job_") || e.Remote.Node == "" {
 			t.Errorf("receipt %s: machine %q, remote %+v; want lo on 127.0.0.1 with a job", e.ID, e.Machine, e.Remote)
 		}
 	}

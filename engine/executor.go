@@ -205,7 +205,7 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	var res sandbox.Result
 	spec, err := e.spec(r)
 	if err == nil {
-		res, err = e.runOn(ctx, r, spec)
+		res, err = e.runOn(ctx, &r, spec)
 	}
 	if lost, ok := lostOnWorker(err); ok {
 		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeLost(ctx, r, lost) })

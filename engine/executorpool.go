@@ -40,15 +40,18 @@ func (e *executor) place(r *Receipt) {
 	}
 }
 
-// runOn runs r on the machine it was admitted to.
-func (e *executor) runOn(ctx context.Context, r Receipt, spec sandbox.Spec) (sandbox.Result, error) {
+// runOn runs r on the machine it was admitted to; a worker names its node in r.Remote.
+func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sandbox.Result, error) {
 	e.mu.Lock()
 	s := e.running[r.ID].slot
 	e.mu.Unlock()
 	if s.m == nil {
 		return e.run(ctx, spec)
 	}
-	res, _, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	res, remote, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	if remote.Node != "" && r.Remote != nil {
+		r.Remote.Node = remote.Node // the worker's own host name, for the receipt
+	}
 	return res, err
 }
 

@@ -128,6 +128,11 @@ func (m *sshMachine) Run(ctx context.Context, job string, spec sandbox.Spec) (sa
 	}
 	a := &attempt{m: m, req: req, spec: spec, started: time.Now()}
 	res, err := a.loop(ctx)
+	m.mu.Lock()
+	if m.sess != nil {
+		remote.Node = m.sess.hello.Host
+	}
+	m.mu.Unlock()
 	return res, remote, err
 }
 
