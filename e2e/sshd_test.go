@@ -68,8 +68,8 @@ func startSSHD(t *testing.T) *sshd {
 func (s *sshd) addAccount(t *testing.T) {
 	t.Helper()
 	home := filepath.Join(s.dir, "home")
-	run(t, "useradd", "--create-home", "--home-dir", home, "--shell", "/bin/sh", "--password", "*", s.login)
-	t.Cleanup(func() { _ = exec.Command("userdel", s.login).Run() })
+	accountCmd(t, "useradd", "--create-home", "--home-dir", home, "--shell", "/bin/sh", "--password", "*", s.login)
+	t.Cleanup(func() { accountCmd(t, "userdel", s.login) })
 	_ = os.MkdirAll("/run/sshd", 0o755)
 	if exec.Command("id", "sshd").Run() != nil {
 		_ = exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "sshd").Run()
@@ -150,6 +150,23 @@ func descendants(pid int) []int {
 	}
 	return out
 }
+
+// accountCmd runs useradd or userdel, retried while a parallel test holds
+// the account database's lock or a killed process of the account lingers.
+func accountCmd(t *testing.T, name string, args ...string) {
+	t.Helper()
+	var out []byte
+	var err error
+	waitFor(t, 20*time.Second, name+" "+strings.Join(args, " "), func() bool {
+		out, err = exec.Command(name, args...).CombinedOutput()
+		// another test holds the lock, or a process just killed is not yet gone
+		return err == nil || !strings.Contains(string(out), "lock") && !strings.Contains(string(out), "currently used")
+	})
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
 
 func freePort(t *testing.T) int {
 	t.Helper()

@@ -123,13 +123,17 @@ func TestWorkerRootLoginDropsToRunAs(t *testing.T) {
 	t.Parallel()
 	s := startSSHD(t)
 	root := filepath.Join(s.dir, "rroot")
+	account := "sjr" + randomHex(t)[:8]
+	t.Cleanup(func() { // after reapMarker's cleanup stopped the worker's daemon
+		if exec.Command("id", account).Run() == nil { // prepare made it
+			accountCmd(t, "userdel", account)
+		}
+	})
 	reapMarker(t, root)
 	s.addWorker(t, "rootless", "root", root)
 	if r := sjWith(t, s.env(), "", "worker", "prepare", "rootless"); r.code != 2 || !strings.Contains(r.stderr, "run-as") {
 		t.Errorf("prepare of a root login without --run-as: want exit 2 naming run-as, got %s", r)
 	}
-	account := "sjr" + randomHex(t)[:8]
-	t.Cleanup(func() { _ = exec.Command("userdel", account).Run() })
 	s.addWorker(t, "rw", "root", root, "--run-as", account)
 	s.prepare(t, "rw")
 	checkServeRefusesRoot(t, s, root)

@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func newBenchWorker(b *testing.B) *benchWorker {
 	_, _ = rand.Read(nonce[:])
 	login := fmt.Sprintf("sjb%x", nonce)
 	must(b, "useradd", "--no-create-home", "--home-dir", w.dir, "--shell", "/bin/sh", "--password", "*", login)
-	b.Cleanup(func() { _ = exec.Command("userdel", login).Run() })
+	b.Cleanup(func() { dropBenchAccount(b, login, dir) })
 	root := filepath.Join(w.dir, "root")
 	must(b, "mkdir", "-p", root)
 	must(b, "chown", login, root)
@@ -104,6 +106,35 @@ func (w *benchWorker) startSSHD(b *testing.B, login string) int {
 		}
 	}
 	return port
+}
+
+// dropBenchAccount stops what the benchmark left running as its account
+// (the worker daemon, sshd's session processes) and removes the account.
+func dropBenchAccount(b *testing.B, login, dir string) {
+	u, err := user.Lookup(login)
+	if err != nil {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+		left := 0
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			var pid int
+			if _, serr := fmt.Sscanf(e.Name(), "%d", &pid); serr != nil || pid == os.Getpid() {
+				continue
+			}
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+			if strings.Contains(string(cmd), dir) || strings.Contains(string(status), "\nUid:\t"+u.Uid+"\t") {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				left++
+			}
+		}
+		if left == 0 && exec.Command("userdel", login).Run() == nil {
+			return
+		}
+	}
+	b.Logf("could not remove the benchmark's account %s", login)
 }
 
 func must(b *testing.B, name string, args ...string) {

@@ -91,7 +91,10 @@ func shipBinary(ctx context.Context, t sshTarget, self string, log func(string))
 // ROOT), gives it ROOT/state, and installs Bubblewrap and PRoot with apt.
 func provision(ctx context.Context, t sshTarget, log func(string)) error {
 	u, root := quote(t.p.RunAs), quote(t.p.Root)
-	script := fmt.Sprintf(`set -e; id -u %[1]s >/dev/null 2>&1 || { useradd --system --shell /usr/sbin/nologin --home-dir %[2]s/home --create-home %[1]s; echo "created account %[3]s"; }; `+
+	// useradd is retried while another administrator holds the account database's lock (exit 10).
+	script := fmt.Sprintf(`set -e; n=0; until id -u %[1]s >/dev/null 2>&1; do `+
+		`rc=0; useradd --system --shell /usr/sbin/nologin --home-dir %[2]s/home --create-home %[1]s || rc=$?; `+
+		`if [ $rc -eq 0 ]; then echo "created account %[3]s"; elif [ $rc -ne 10 ] || [ $n -ge 50 ]; then exit $rc; else n=$((n+1)); sleep 0.2; fi; done; `+
 		`mkdir -p %[2]s/state %[2]s/home; chown root:root %[2]s %[2]s/bin; chmod 0755 %[2]s %[2]s/bin; `+
 		`chown %[1]s: %[2]s/state %[2]s/home; chmod 0700 %[2]s/state; `+
 		`need=; command -v bwrap >/dev/null || need="$need bubblewrap"; command -v proot >/dev/null || need="$need proot"; `+
