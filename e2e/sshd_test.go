@@ -167,7 +167,6 @@ func accountCmd(t *testing.T, name string, args ...string) {
 	}
 }
 
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -31,7 +31,7 @@ type daemon struct {
 	sessions int
 	jobs     map[string]*job
 	probes   map[sandbox.Backend]sandbox.Report // available backends, probed once
-	idleFrom time.Time // when the last session left
+	idleFrom time.Time                          // when the last session left
 	wg       sync.WaitGroup
 }
 
