@@ -76,6 +76,7 @@ func commands() []command {
 		{"mcp", "serve the lab calls of a study as an MCP server on stdio", cmdMCP},
 		{"install", "install for a dedicated non-root account (run as root)", cmdInstall},
 		{"bench", "benchmark tasks: list, prepare, grade, leaderboard", cmdBench},
+		{"worker", "execution workers: add, prepare, check, list, remove", cmdWorker},
 	}
 }
 

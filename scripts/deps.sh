@@ -4,7 +4,8 @@
 #   deps.sh run   bubblewrap (the default isolation backend), proot (the
 #                 cooperative fallback) and python3 (the demo's simulations)
 #   deps.sh test  the same plus tmux (TUI tests), util-linux's setpriv
-#                 (tests as an unprivileged uid) and npm (the Codex and Claude Code CLI tests)
+#                 (tests as an unprivileged uid), npm (the Codex and Claude Code CLI tests) and
+#                 openssh-server/openssh-client (the SSH worker tests' sshd)
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
@@ -14,6 +15,8 @@ if [ "${1:-run}" = test ]; then
   command -v tmux    >/dev/null 2>&1 || need+=(tmux)
   command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
   command -v npm     >/dev/null 2>&1 || need+=(npm)
+  [ -x /usr/sbin/sshd ]              || need+=(openssh-server)
+  command -v ssh     >/dev/null 2>&1 || need+=(openssh-client)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
