@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -170,4 +171,31 @@ func TestDeadlineDuringSixtySecondWait(t *testing.T) {
 	}
 	checkBackoffs(t, sched, end.Deadline)
 	checkDeadlineKept(t, evs, end)
+}
+
+// TestResumeRefusesAnUnavailableBackend: a paused Bubblewrap study resumed
+// where Bubblewrap now fails its probe exits 2 naming the probe's reason,
+// and nothing runs (before, every experiment failed at once, turn after
+// turn).
+func TestResumeRefusesAnUnavailableBackend(t *testing.T) {
+	t.Parallel()
+	s := newFaultStudy(t, "* pause\n")
+	if r := sj(t, "", s.args(120)...); r.code != 0 {
+		t.Fatalf("want exit 0, got %s", r)
+	}
+	before := mustAPIStatus(t, s.dir)
+	fake := filepath.Join(t.TempDir(), "bwrap")
+	writeFile(t, fake, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := sjWith(t, []string{"SIMJECTURE_BWRAP=" + fake}, "", s.resume()...)
+	if r.code != 2 || !strings.Contains(r.stderr, "bubblewrap is not available") ||
+		!strings.Contains(r.stderr, "No permissions to create new namespace") {
+		t.Fatalf("want exit 2 naming the probe's reason, got %s", r)
+	}
+	after := mustAPIStatus(t, s.dir)
+	if after.Status != "paused" || after.Turn != before.Turn {
+		t.Errorf("the refused resume changed the study: turn %d → %d, status %s", before.Turn, after.Turn, after.Status)
+	}
 }

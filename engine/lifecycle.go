@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/sandbox/machine"
 )
 
 // This file is the lifecycle of a supervised study, the same for the CLI
@@ -52,7 +54,30 @@ func studyAgent(ctx context.Context, c Campaign, opt Options) (provider.Agent, e
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLocalBackend(ctx, v, k); err != nil {
+		return nil, err
+	}
 	return NewAgent(k, opt.SelfExe)
+}
+
+// checkLocalBackend refuses to resume a study whose experiments run here
+// when its frozen execution backend no longer passes its probe here: every
+// experiment would fail at once, turn after turn. A budget_exhausted study
+// is let through (it only stops and writes its reports), and so is a pool
+// of workers only (each probes its own backend).
+func checkLocalBackend(ctx context.Context, v *View, k Contract) error {
+	if len(k.Workers) > 0 && !slices.ContainsFunc(k.Workers, func(w FrozenWorker) bool { return w.Kind == machine.KindLocal }) {
+		return nil
+	}
+	snap, err := v.DisplaySnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if snap.Status == StatusBudgetExhausted {
+		return nil
+	}
+	_, err = resolveBackend(ctx, string(k.ExecutionBackend), sandbox.Probe)
+	return err
 }
 
 // checkResumable refuses a study that ended for good (a budget_exhausted
