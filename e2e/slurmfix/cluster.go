@@ -41,6 +41,7 @@ type Cluster struct {
 	Node      string // the one node's name
 	Partition string // the default partition
 	daemons   []*daemon
+	logs      string // the daemons' log tails, kept by Stop
 }
 
 // daemon is one background process the cluster started.
@@ -61,20 +62,27 @@ var binaries = [][2]string{
 // Start brings a cluster up for t and stops it when t ends.
 func Start(t testing.TB, o Options) *Cluster {
 	t.Helper()
-	requirements(t)
-	c, err := newCluster(o)
+	if why := Missing(); why != "" {
+		t.Skip(why)
+	}
+	c, err := Launch(o)
 	if err != nil {
-		t.Fatalf("slurmfix: %v", err)
+		t.Fatalf("%v", err)
 	}
-	t.Cleanup(func() { c.stop(t) })
-	if err := c.start(); err != nil {
-		t.Fatalf("slurmfix: %v\n%s", err, c.logs())
-	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Logf("%v", err)
+		}
+		if t.Failed() {
+			t.Logf("slurmfix logs:\n%s", c.logs)
+		}
+	})
 	return c
 }
 
-func requirements(t testing.TB) {
-	t.Helper()
+// Missing says why no cluster can be started here ("" when one can): the
+// packages are not installed, or this process is not root.
+func Missing() string {
 	var missing []string
 	for _, b := range binaries {
 		if _, err := exec.LookPath(b[0]); err != nil {
@@ -82,11 +90,29 @@ func requirements(t testing.TB) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Skipf("slurmfix: Slurm is not installed (missing packages %s; `go tool task test-deps` installs them as root)", strings.Join(missing, " "))
+		return fmt.Sprintf("slurmfix: Slurm is not installed (missing packages %s; `go tool task test-deps` installs them as root)", strings.Join(missing, " "))
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("slurmfix: slurmd must run as root; this test is not root")
+		return "slurmfix: slurmd must run as root; this process is not root"
 	}
+	return ""
+}
+
+// Launch starts a cluster and waits until its node is idle; Stop ends it.
+func Launch(o Options) (*Cluster, error) {
+	c, err := newCluster(o)
+	if err == nil {
+		err = c.start()
+	}
+	if err != nil {
+		tail := ""
+		if c != nil {
+			tail = c.tails()
+			_ = c.Stop()
+		}
+		return nil, fmt.Errorf("slurmfix: %w\n%s", err, tail)
+	}
+	return c, nil
 }
 
 func newCluster(o Options) (*Cluster, error) {

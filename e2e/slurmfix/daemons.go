@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -72,28 +71,28 @@ func (c *Cluster) QueueEmpty() bool {
 	return err == nil && strings.TrimSpace(out) == ""
 }
 
-// stop cancels every job, waits for the queue to drain, stops the daemons
+// Stop cancels every job, waits for the queue to drain, stops the daemons
 // (SIGTERM, SIGKILL after 10 s) and removes the folder.
-func (c *Cluster) stop(t testing.TB) {
+func (c *Cluster) Stop() error {
+	var errs []error
 	if len(c.daemons) == 3 {
 		if _, err := c.Run("scancel", "--full", "--user=root"); err != nil {
-			t.Logf("slurmfix: %v", err)
+			errs = append(errs, err)
 		}
-		if err := c.until(30*time.Second, "the queue to drain", c.QueueEmpty); err != nil {
-			t.Logf("slurmfix: %v", err)
-		}
+		errs = append(errs, c.until(30*time.Second, "the queue to drain", c.QueueEmpty))
 	}
 	for i := len(c.daemons) - 1; i >= 0; i-- {
-		if err := c.daemons[i].terminate(); err != nil {
-			t.Logf("slurmfix: %v", err)
-		}
+		errs = append(errs, c.daemons[i].terminate())
 	}
-	if t.Failed() {
-		t.Logf("slurmfix logs:\n%s", c.logs())
-	}
+	c.daemons = nil
+	c.logs = c.tails()
 	if err := os.RemoveAll(c.Dir); err != nil {
-		t.Logf("slurmfix: remove %s: %v", c.Dir, err)
+		errs = append(errs, err)
 	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("slurmfix: stop: %w", err)
+	}
+	return nil
 }
 
 func (d *daemon) terminate() error {
@@ -108,8 +107,8 @@ func (d *daemon) terminate() error {
 	return errors.New(d.name + " ignored SIGTERM for 10 s; killed")
 }
 
-// logs is the tail of every daemon's log, for a failure message.
-func (c *Cluster) logs() string {
+// tails is the tail of every daemon's log, for a failure message.
+func (c *Cluster) tails() string {
 	var b strings.Builder
 	for _, name := range []string{"munge/munged.log", "log/slurmctld.log", "log/slurmd.log", "log/munged.out", "log/slurmctld.out", "log/slurmd.out"} {
 		data, err := os.ReadFile(c.path(name))
