@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
 )
@@ -24,6 +25,7 @@ func (c *Cluster) finish(ctx context.Context, f jobFolder, j Job, rec record, ca
 		o.Status, o.Reason = Interrupted, fmt.Sprintf("slurm job %s stopped its experiment: the supervisor's heartbeat was older than %v", rec.Job, c.cfg.Grace)
 	case cancelled:
 		o.Result.Cancelled = true
+		c.settle(ctx, rec.Job)
 	case rec.Stopped == stopSignal:
 		o.Status, o.Reason = c.signalled(ctx, rec.Job)
 	}
@@ -33,7 +35,7 @@ func (c *Cluster) finish(ctx context.Context, f jobFolder, j Job, rec record, ca
 // signalled interprets a job stopped by Slurm's SIGTERM that we did not
 // cancel: its state says whether the time limit or an operator did it.
 func (c *Cluster) signalled(ctx context.Context, id string) (string, string) {
-	st := c.states(ctx, []string{id})[id]
+	st := c.settle(ctx, id)
 	if st.State == "" {
 		st.State = "UNKNOWN"
 	}
@@ -41,6 +43,23 @@ func (c *Cluster) signalled(ctx context.Context, id string) (string, string) {
 		return stateStatus(id, st)
 	}
 	return Interrupted, fmt.Sprintf("slurm job %s was stopped by a signal (scheduler state %s)", id, st.State)
+}
+
+// settle waits (at most a minute) until the scheduler no longer holds job
+// id as active — a record is written before the job has ended — and
+// returns its last state.
+func (c *Cluster) settle(ctx context.Context, id string) jobState {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := c.states(ctx, []string{id})[id]
+		if (st.Known && st.State == "") || st.active() {
+			if time.Now().Before(deadline) {
+				time.Sleep(pollMin)
+				continue
+			}
+		}
+		return st
+	}
 }
 
 // collect copies the recorded artifacts and the two logs from the job's

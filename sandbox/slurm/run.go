@@ -28,7 +28,7 @@ type Progress struct {
 type Job struct {
 	Key      string         // the study and the experiment: stable across restarts
 	Spec     sandbox.Spec   // as for sandbox.Run; ArtifactDir receives the outputs
-	Progress func(Progress) // optional; called from Run's goroutine
+	Progress func(Progress) `json:"-"` // optional; called from Run's goroutine
 }
 
 // Statuses an Outcome may set instead of the one its Result implies.
