@@ -78,6 +78,7 @@ func commands() []command {
 		{"tui", "the terminal UI (home screen, or --campaign DIR)", cmdTUI},
 		{"mcp", "serve the lab calls of a study as an MCP server on stdio", cmdMCP},
 		{"install", "install for a dedicated non-root account (run as root)", cmdInstall},
+		{"worker", "execution workers: add, prepare, check, list, remove", cmdWorker},
 	}
 }
 

@@ -1,0 +1,5 @@
+package machine
+
+import "runtime"
+
+func lockThread() { runtime.LockOSThread() }
