@@ -15,6 +15,7 @@ type Kind string
 const (
 	KindLocal Kind = "local"
 	KindSSH   Kind = "ssh"
+	KindSlurm Kind = "slurm"
 )
 
 // Machine runs experiments: this host, or a worker.
@@ -34,9 +35,10 @@ type Machine interface {
 
 // Remote is where a remote run happened, for the receipt.
 type Remote struct {
-	Host string `json:"host"`
-	Job  string `json:"job"`
-	Node string `json:"node,omitempty"`
+	Host      string `json:"host,omitempty"`
+	Scheduler string `json:"scheduler,omitempty"` // "slurm" for a Slurm job
+	Job       string `json:"job"`
+	Node      string `json:"node,omitempty"`
 }
 
 // Options are what a machine needs from the host.
@@ -63,8 +65,8 @@ type KindInfo struct {
 	Probe func(ctx context.Context, p Profile, o Options) (CheckReport, error)
 }
 
-// kindTable is every kind of machine. Adding one (slurm) is a row here plus
-// its own files.
+// kindTable is every kind of machine. Adding one is a row here plus its own
+// files (slurm.go and the sandbox/slurm package for the Slurm row).
 var kindTable = []KindInfo{
 	{
 		Kind: KindLocal, Summary: "this host",
@@ -75,6 +77,10 @@ var kindTable = []KindInfo{
 	{
 		Kind: KindSSH, Summary: "a machine reached with the system OpenSSH client", Remote: true,
 		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH,
+	},
+	{
+		Kind: KindSlurm, Summary: "a Slurm cluster: one experiment, one batch job", Remote: true,
+		Check: checkSlurm, Open: openSlurm, Prepare: prepareSlurm, Probe: probeSlurm,
 	},
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,9 @@ const (
 	// DefaultTimeMargin is added to an experiment's timeout for --time, so
 	// the runner's own wall-time limit acts first.
 	DefaultTimeMargin = 60 * time.Second
+	// EnvTimeMargin overrides DefaultTimeMargin (a Go duration; tests make it
+	// negative so a job meets its own --time before the runner's limit).
+	EnvTimeMargin = "SIMJECTURE_SLURM_TIME_MARGIN"
 	// Scheduler is the remote.scheduler of a receipt.
 	Scheduler = "slurm"
 )
@@ -91,6 +95,13 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	if cfg.TimeMargin == 0 {
 		cfg.TimeMargin = DefaultTimeMargin
+		if v := os.Getenv(EnvTimeMargin); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return nil, fmt.Errorf("%w: $%s: %w", ErrConfig, EnvTimeMargin, err)
+			}
+			cfg.TimeMargin = d
+		}
 	}
 	if cfg.RecordLag <= 0 {
 		cfg.RecordLag = 5 * time.Second
