@@ -25,6 +25,7 @@ var fieldFlags = map[engine.Field]struct{ name, arg string }{
 	engine.FieldCapabilities:     {"capabilities", ""},
 	engine.FieldContinueFrom:     {"continue-from", " DIR"},
 	engine.FieldInheritFile:      {"inherit-file", " REL"},
+	engine.FieldWorkers:          {"worker", " ID"},
 }
 
 // backendHelp is the --backend flag's help, from the agent backend table.

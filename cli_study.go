@@ -46,6 +46,7 @@ func newStudyFlags(io stdio) *studyFlags {
 	fs.Int64Var(&r.TurnSeconds, "turn-seconds", 600, "allowance of one agent turn")
 	fs.StringVar(&r.ContinueFrom, "continue-from", "", "a new study continuing the study in this folder (read-only)")
 	fs.StringArrayVar(&r.InheritFiles, "inherit-file", nil, "with --continue-from: a file of the parent's research/ to inherit (repeatable)")
+	fs.StringArrayVar(&r.Workers, "worker", nil, "a machine experiments may run on: local or a worker id (repeatable; default local)")
 	fs.BoolVar(&f.batch, "batch", false, "run headless")
 	fs.BoolVar(&f.jsonl, "jsonl", false, "with --batch: one JSON event per line on stdout")
 	return f
@@ -171,6 +172,9 @@ func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) err
 		return err
 	}
 	if err := engine.CheckFrozen(k, givenRequest(f)); err != nil {
+		return err
+	}
+	if err := engine.CheckFrozenWorkers(k, f.req.Workers); err != nil {
 		return err
 	}
 	if err := engine.CheckFrozenFile("hypothesis", f.req.HypothesisFile, k.HypothesisSHA256); err != nil {

@@ -30,6 +30,8 @@ type executor struct {
 	notify  func()
 	log     *slog.Logger
 	failed  func(op string, err error) // counts a failed store call (Supervisor.storeFailed)
+	pool    []*slot                    // the machines (pool.go); nil: this host alone, by cores and memMB
+	adopted bool                       // the first tick re-attached the left-over remote experiments
 
 	mu         sync.Mutex
 	running    map[string]*runningExp
@@ -40,6 +42,7 @@ type executor struct {
 type runningExp struct {
 	cancel context.CancelFunc
 	res    Resources
+	slot   *slot
 }
 
 // loop admits work and forwards cancel requests until ctx ends, then stops
@@ -49,6 +52,7 @@ func (e *executor) loop(ctx context.Context, poll time.Duration, wake <-chan str
 	defer func() {
 		stopAll()
 		e.wg.Wait()
+		closePool(e.pool)
 	}()
 	t := time.NewTicker(poll)
 	defer t.Stop()
@@ -90,8 +94,11 @@ func (e *executor) tick(ctx context.Context) error {
 		return fmt.Errorf("executor: %w", err)
 	}
 	e.forwardCancels(running)
+	if err := e.reattach(ctx, running); err != nil {
+		return err
+	}
 	for _, r := range queued {
-		if e.admit(r) {
+		if e.admit(ctx, r) {
 			if err := e.start(ctx, r); err != nil {
 				return err
 			}
@@ -110,23 +117,21 @@ func (e *executor) forwardCancels(running []Receipt) {
 	}
 }
 
-// admit reserves resources for r if they are free.
-func (e *executor) admit(r Receipt) bool {
+// admit reserves resources for r on the first machine of the pool that
+// has them free and can be reached.
+func (e *executor) admit(ctx context.Context, r Receipt) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.running[r.ID]; ok {
 		return false
 	}
-	cpus, mem := 0, int64(0)
-	for _, x := range e.running {
-		cpus += x.res.CPUs
-		mem += x.res.MemoryMB
+	for _, s := range e.slots() {
+		if s.fits(r.Resources) && (r.Capability == "" || s.m == nil) && s.reachable(ctx) {
+			e.reserve(r, s)
+			return true
+		}
 	}
-	if cpus+r.Resources.CPUs > e.cores || (e.memMB > 0 && mem+r.Resources.MemoryMB > e.memMB) {
-		return false
-	}
-	e.running[r.ID] = &runningExp{res: r.Resources, cancel: func() {}}
-	return true
+	return false
 }
 
 // stopWith sets how experiments stopped by the study's end are recorded.
@@ -139,12 +144,18 @@ func (e *executor) stopWith(status ExpStatus) {
 func (e *executor) release(id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if x, ok := e.running[id]; ok {
+		x.slot.used.CPUs -= x.res.CPUs
+		x.slot.used.MemoryMB -= x.res.MemoryMB
+		x.slot.jobs--
+	}
 	delete(e.running, id)
 }
 
 func (e *executor) start(ctx context.Context, r Receipt) error {
 	now := time.Now().UTC()
 	r.Status, r.StartedAt, r.IsolationBackend = ExpRunning, &now, e.backend
+	e.place(&r)
 	err := e.s.Tx(ctx, func(tx *store.Tx) error {
 		cur, err := getReceipt(tx, r.ID)
 		if err != nil || cur.Status != ExpQueued {
@@ -164,6 +175,12 @@ func (e *executor) start(ctx context.Context, r Receipt) error {
 		return err
 	}
 	e.notify()
+	e.launch(ctx, r)
+	return nil
+}
+
+// launch runs the admitted experiment r in its own goroutine.
+func (e *executor) launch(ctx context.Context, r Receipt) {
 	runCtx, cancel := context.WithCancel(ctx)
 	e.mu.Lock()
 	e.running[r.ID].cancel = cancel
@@ -173,7 +190,6 @@ func (e *executor) start(ctx context.Context, r Receipt) error {
 		defer e.release(r.ID)
 		e.execute(runCtx, r)
 	})
-	return nil
 }
 
 var errSkip = fmt.Errorf("skip")
@@ -182,7 +198,12 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	var res sandbox.Result
 	spec, err := e.spec(r)
 	if err == nil {
-		res, err = e.run(ctx, spec)
+		res, err = e.runOn(ctx, r, spec)
+	}
+	if lost, ok := lostOnWorker(err); ok {
+		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeLost(ctx, r, lost) })
+		e.notify()
+		return
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Stopped before it started: the stop decides its status, not the failed start.

@@ -17,13 +17,14 @@ const (
 	FieldCapabilities     Field = "capabilities folder"
 	FieldContinueFrom     Field = "parent study"
 	FieldInheritFile      Field = "inherited file"
+	FieldWorkers          Field = "workers"
 )
 
 // StudyFields lists the request fields every study has, for front ends
 // that render them (a test holds the CLI's flags to it).
 func StudyFields() []Field {
 	return []Field{FieldCampaign, FieldHypothesisFile, FieldInstructionsFile, FieldMode, FieldCompletionPolicy,
-		FieldWallSeconds, FieldTurnSeconds, FieldExecutionBackend, FieldCapabilities, FieldContinueFrom, FieldInheritFile}
+		FieldWallSeconds, FieldTurnSeconds, FieldExecutionBackend, FieldCapabilities, FieldContinueFrom, FieldInheritFile, FieldWorkers}
 }
 
 // missingField is a FieldError for a study field left empty.

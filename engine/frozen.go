@@ -58,3 +58,13 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// CheckFrozenWorkers compares the workers given on resume with the frozen
+// pool, and each frozen worker's identity with its profile now.
+func CheckFrozenWorkers(k Contract, requested []string) error {
+	if err := checkPoolRequest(k, requested); err != nil {
+		return err
+	}
+	_, err := loadPool(k)
+	return err
+}

@@ -27,12 +27,23 @@ const reasonSupervisorStopped = "the supervisor stopped while it ran"
 // interrupted one, experiment_finished otherwise. The caller holds the
 // campaign lock, so no supervisor, and so no sandbox runner, runs them.
 func settleRunning(tx *store.Tx, status ExpStatus, reason string) error {
+	return settleRunningWhere(tx, status, reason, func(Receipt) bool { return true })
+}
+
+// onThisHost reports whether r ran on this host rather than on a worker.
+func onThisHost(r Receipt) bool { return r.Remote == nil }
+
+// settleRunningWhere is settleRunning for the running receipts that match.
+func settleRunningWhere(tx *store.Tx, status ExpStatus, reason string, match func(Receipt) bool) error {
 	running, err := listDocs[Receipt](tx, store.Experiments, string(ExpRunning))
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC()
 	for _, r := range running {
+		if !match(r) {
+			continue
+		}
 		r.Status, r.FinishedAt, r.Error = status, &now, reason
 		if _, err := putReceipt(tx, r); err != nil {
 			return err

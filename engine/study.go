@@ -40,6 +40,7 @@ type Request struct {
 	TurnSeconds      int64
 	ContinueFrom     string   // a new study continuing the study in this folder (contract section 14)
 	InheritFiles     []string // with ContinueFrom: files relative to the parent's research/
+	Workers          []string // the machines experiments may run on (default: local only)
 }
 
 // Prober resolves an execution backend request ("auto" included).
@@ -209,6 +210,9 @@ func contractFor(ctx context.Context, c Campaign, r Request, hyp, ins operatorFi
 		Capabilities: r.Capabilities, CapabilityHashes: capHashes, HypothesisSHA256: hyp.sha, InstructionsSHA256: ins.sha,
 		CompletionPolicy: r.CompletionPolicy, WallSeconds: r.WallSeconds, TurnSeconds: r.TurnSeconds,
 		CreatedAt: now, Deadline: now.Add(time.Duration(r.WallSeconds) * time.Second),
+	}
+	if k.Workers, err = freezePool(r.Workers); err != nil {
+		return Contract{}, err
 	}
 	k.StudyID = shortHash("study_", map[string]any{"dir": c.Dir, "created": now, "hyp": hyp.sha, "pid": os.Getpid()})
 	return k, nil

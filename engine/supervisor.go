@@ -81,13 +81,19 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 		_ = lock.Release()
 		return nil, err
 	}
+	pool, err := openPool(k, opt.SelfExe, opt.Cores, opt.MemMB)
+	if err != nil {
+		_ = s.Close()
+		_ = lock.Release()
+		return nil, err
+	}
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
 	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
 		memMB: opt.MemMB, run: opt.Run, notify: sup.Bus.Notify, running: map[string]*runningExp{},
-		log: sup.log, failed: sup.storeFailed}
+		log: sup.log, failed: sup.storeFailed, pool: pool}
 	return sup, nil
 }
 
@@ -214,11 +220,12 @@ func experimentStopStatus(final Status) ExpStatus {
 	return ExpInterrupted
 }
 
-// begin marks experiments a dead supervisor left running as interrupted and
+// begin marks experiments a dead supervisor left running on this host as
+// interrupted (those on a worker are re-attached by the executor) and
 // records that the study runs again.
 func (sv *Supervisor) begin(ctx context.Context) error {
 	return sv.update(ctx, func(tx *store.Tx, st *SupervisorState) error {
-		if err := settleRunning(tx, ExpInterrupted, reasonSupervisorStopped); err != nil {
+		if err := settleRunningWhere(tx, ExpInterrupted, reasonSupervisorStopped, onThisHost); err != nil {
 			return err
 		}
 		if err := tx.ClearControl(); err != nil {

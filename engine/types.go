@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/sandbox/machine"
 )
 
 // Status is the state of a study.
@@ -60,6 +61,7 @@ type Contract struct {
 	CreatedAt          time.Time         `json:"created_at"`
 	Deadline           time.Time         `json:"deadline"`
 	Continuation       *Continuation     `json:"continuation,omitempty"` // a continuation phase's parent (contract section 14)
+	Workers            []FrozenWorker    `json:"workers,omitempty"`      // the pool; none means local only (pool.go)
 }
 
 // Resources is what an experiment reserves from the machine.
@@ -106,6 +108,7 @@ type Receipt struct {
 	Error            string                      `json:"error,omitempty"`
 	CancelRequested  string                      `json:"cancel_requested,omitempty"`
 	ArtifactDir      string                      `json:"artifact_dir"`
+	Remote           *machine.Remote             `json:"remote,omitempty"` // where a worker ran it
 	CreatedAt        time.Time                   `json:"created_at"`
 	StartedAt        *time.Time                  `json:"started_at"`
 	FinishedAt       *time.Time                  `json:"finished_at"`

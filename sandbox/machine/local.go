@@ -26,9 +26,9 @@ func checkLocal(p Profile) error {
 
 func openLocal(p Profile, _ Options) (Machine, error) { return &local{p: p}, nil }
 
-func (l *local) ID() string                        { return LocalID }
-func (l *local) Reachable(context.Context) error   { return nil }
-func (l *local) Close() error                      { return nil }
+func (l *local) ID() string                      { return LocalID }
+func (l *local) Reachable(context.Context) error { return nil }
+func (l *local) Close() error                    { return nil }
 func (l *local) Run(ctx context.Context, _ string, spec sandbox.Spec) (sandbox.Result, Remote, error) {
 	res, err := sandbox.Run(ctx, spec)
 	return res, Remote{}, err

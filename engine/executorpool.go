@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/sandbox/machine"
+	"github.com/simjecture/simjecture/store"
+)
+
+// The executor's side of the pool: placement, runs on workers, and
+// re-attaching to the experiments a previous supervisor left on a worker.
+
+// slots is the pool, or this host alone; e.mu held.
+func (e *executor) slots() []*slot {
+	if e.pool == nil {
+		e.pool = []*slot{{id: machine.LocalID, cpus: e.cores, memMB: e.memMB}}
+	}
+	return e.pool
+}
+
+// reserve books r's resources on s; e.mu held.
+func (e *executor) reserve(r Receipt, s *slot) {
+	s.used.CPUs += r.Resources.CPUs
+	s.used.MemoryMB += r.Resources.MemoryMB
+	s.jobs++
+	e.running[r.ID] = &runningExp{res: r.Resources, cancel: func() {}, slot: s}
+}
+
+// place names the machine r was admitted to in its receipt.
+func (e *executor) place(r *Receipt) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.running[r.ID].slot
+	r.Machine = s.id
+	if s.m != nil {
+		r.Remote = &machine.Remote{Host: s.remoteOf, Job: jobID(e.k.StudyID, r.ID)}
+	}
+}
+
+// runOn runs r on the machine it was admitted to.
+func (e *executor) runOn(ctx context.Context, r Receipt, spec sandbox.Spec) (sandbox.Result, error) {
+	e.mu.Lock()
+	s := e.running[r.ID].slot
+	e.mu.Unlock()
+	if s.m == nil {
+		return e.run(ctx, spec)
+	}
+	res, _, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	return res, err
+}
+
+// lostOnWorker reports whether err means the worker lost the experiment or
+// could not be reached about it: transport uncertainty is never an
+// experiment's failure.
+func lostOnWorker(err error) (error, bool) {
+	switch {
+	case err == nil:
+		return nil, false
+	case errors.Is(err, machine.ErrLost), errors.Is(err, machine.ErrUnreachable), errors.Is(err, machine.ErrHostKey):
+		return err, true
+	}
+	return err, false
+}
+
+// writeLost records r interrupted, with the reason.
+func (e *executor) writeLost(ctx context.Context, r Receipt, reason error) error {
+	return e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := getReceipt(tx, r.ID)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		cur.Status, cur.FinishedAt, cur.Error = ExpInterrupted, &now, reason.Error()
+		if _, err := putReceipt(tx, cur); err != nil {
+			return err
+		}
+		return appendEvent(tx, ExperimentInterruptedPayload{Experiment: r.ID})
+	})
+}
+
+// reattach takes over the running receipts a previous supervisor left on a
+// worker of the pool: the same job id finds the same remote experiment,
+// which the worker reports finished, still running, or lost.
+func (e *executor) reattach(ctx context.Context, running []Receipt) error {
+	if e.adopted {
+		return nil
+	}
+	e.adopted = true
+	for _, r := range running {
+		if r.Remote == nil || !e.adopt(r) {
+			continue
+		}
+		e.launch(ctx, r)
+	}
+	return nil
+}
+
+// adopt reserves a left-over remote receipt on its worker; false when this
+// executor runs it already or the worker is not in the pool.
+func (e *executor) adopt(r Receipt) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.running[r.ID]; ok {
+		return false
+	}
+	for _, s := range e.slots() {
+		if s.id == r.Machine && s.m != nil {
+			e.reserve(r, s)
+			return true
+		}
+	}
+	return false
+}

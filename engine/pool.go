@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/simjecture/simjecture/sandbox/machine"
+)
+
+// The pool: the machines a study's experiments may run on, frozen at
+// creation (contract section 13). Each worker is recorded with its kind
+// and identity hash; a study resumed with a worker whose identity changed
+// is refused, naming it.
+
+// FrozenWorker is one machine of a study's pool as recorded.
+type FrozenWorker struct {
+	ID       string       `json:"id"`
+	Kind     machine.Kind `json:"kind"`
+	Identity string       `json:"identity_sha256"`
+}
+
+// workerRegistry is the registry of worker profiles of this account.
+func workerRegistry() (machine.Registry, error) {
+	dir, err := machine.ConfigDir()
+	if err != nil {
+		return machine.Registry{}, badField(FieldWorkers, "%w", err)
+	}
+	return machine.NewRegistry(dir), nil
+}
+
+// freezePool records the requested workers; only local is nil.
+func freezePool(ids []string) ([]FrozenWorker, error) {
+	if len(ids) == 0 || slices.Equal(ids, []string{machine.LocalID}) {
+		return nil, nil
+	}
+	reg, err := workerRegistry()
+	if err != nil {
+		return nil, err
+	}
+	var out []FrozenWorker
+	for _, id := range ids {
+		if slices.ContainsFunc(out, func(w FrozenWorker) bool { return w.ID == id }) {
+			return nil, badField(FieldWorkers, "%q is given twice", id)
+		}
+		if id == machine.LocalID {
+			out = append(out, FrozenWorker{ID: id, Kind: machine.KindLocal})
+			continue
+		}
+		p, err := reg.Load(id)
+		if err != nil {
+			return nil, badField(FieldWorkers, "%w", err)
+		}
+		out = append(out, FrozenWorker{ID: id, Kind: p.Kind, Identity: p.IdentityHash()})
+	}
+	return out, nil
+}
+
+// PoolIDs is the ids of a study's pool, local when none is recorded.
+func PoolIDs(k Contract) []string {
+	if len(k.Workers) == 0 {
+		return []string{machine.LocalID}
+	}
+	ids := make([]string, len(k.Workers))
+	for i, w := range k.Workers {
+		ids[i] = w.ID
+	}
+	return ids
+}
+
+// checkPoolRequest refuses a resume that names another pool.
+func checkPoolRequest(k Contract, requested []string) error {
+	if len(requested) == 0 || slices.Equal(requested, PoolIDs(k)) {
+		return nil
+	}
+	return fmt.Errorf("workers are immutable within a study: recorded %s, requested %s: %w",
+		strings.Join(PoolIDs(k), ", "), strings.Join(requested, ", "), ErrInvalid)
+}
+
+// loadPool loads the profiles of the frozen pool and refuses a worker whose
+// identity changed since the study froze it.
+func loadPool(k Contract) ([]machine.Profile, error) {
+	var out []machine.Profile
+	reg, err := workerRegistry()
+	for _, w := range k.Workers {
+		if w.ID == machine.LocalID {
+			out = append(out, machine.Profile{ID: machine.LocalID, Kind: machine.KindLocal})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, lerr := reg.Load(w.ID)
+		if lerr != nil {
+			return nil, fmt.Errorf("worker %s of the study's pool: %w", w.ID, errors.Join(lerr, ErrInvalid))
+		}
+		if got := p.IdentityHash(); got != w.Identity {
+			return nil, fmt.Errorf("worker %s is immutable within a study: its identity (kind, host, port, user, run-as, root, backend) changed since the study froze it (recorded %.12s, now %.12s): %w",
+				w.ID, w.Identity, got, ErrInvalid)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// slot is one machine of the pool with its admission accounting.
+type slot struct {
+	id       string
+	m        machine.Machine // nil for this host (the executor's RunFunc)
+	cpus     int
+	memMB    int64
+	maxJobs  int
+	used     Resources
+	jobs     int
+	remoteOf string // the worker's host, for receipts
+}
+
+// openPool builds the executor's slots: this host from its cores and
+// memory, each worker from its profile.
+func openPool(k Contract, selfExe string, cores int, memMB int64) ([]*slot, error) {
+	localSlot := &slot{id: machine.LocalID, cpus: cores, memMB: memMB}
+	if len(k.Workers) == 0 {
+		return []*slot{localSlot}, nil
+	}
+	profiles, err := loadPool(k)
+	if err != nil {
+		return nil, err
+	}
+	cfg, _ := machine.ConfigDir()
+	var out []*slot
+	for _, p := range profiles {
+		if p.Kind == machine.KindLocal {
+			out = append(out, localSlot)
+			continue
+		}
+		m, err := machine.Open(p, machine.Options{SelfExe: selfExe, ConfigDir: cfg})
+		if err != nil {
+			return nil, fmt.Errorf("worker %s: %w", p.ID, err)
+		}
+		out = append(out, &slot{id: p.ID, m: m, cpus: p.CPUs, memMB: p.MemoryMB, maxJobs: p.MaxJobs, remoteOf: p.Host})
+	}
+	return out, nil
+}
+
+// fits reports whether r fits the slot's free capacity.
+func (s *slot) fits(r Resources) bool {
+	if s.maxJobs > 0 && s.jobs >= s.maxJobs {
+		return false
+	}
+	if s.used.CPUs+r.CPUs > s.cpus {
+		return false
+	}
+	return s.memMB <= 0 || s.used.MemoryMB+r.MemoryMB <= s.memMB
+}
+
+// reachable reports whether a new experiment may go to the slot: never to
+// a worker that cannot be reached now.
+func (s *slot) reachable(ctx context.Context) bool {
+	return s.m == nil || s.m.Reachable(ctx) == nil
+}
+
+// jobID is the worker's job of an experiment: unique per study, stable
+// across supervisor restarts, so requests to the worker are idempotent.
+func jobID(studyID, expID string) string {
+	sum := sha256.Sum256([]byte(studyID + "/" + expID))
+	return "job_" + hex.EncodeToString(sum[:20])
+}
+
+// closePool ends every worker session.
+func closePool(slots []*slot) {
+	for _, s := range slots {
+		if s.m != nil {
+			_ = s.m.Close()
+		}
+	}
+}
