@@ -198,7 +198,12 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	var res sandbox.Result
 	spec, err := e.spec(r)
 	if err == nil {
-		res, err = e.runOn(ctx, r, spec)
+		res, err = e.runOn(ctx, &r, spec)
+	}
+	if final, ok := stoppedOutside(r, res, err); ok {
+		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, sandbox.Result{}) })
+		e.notify()
+		return
 	}
 	if lost, ok := lostOnWorker(err); ok {
 		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeLost(ctx, r, lost) })

@@ -40,16 +40,32 @@ func (e *executor) place(r *Receipt) {
 	}
 }
 
-// runOn runs r on the machine it was admitted to.
-func (e *executor) runOn(ctx context.Context, r Receipt, spec sandbox.Spec) (sandbox.Result, error) {
+// runOn runs r on the machine it was admitted to. A worker that names
+// where the run happened (a Slurm job and its node) updates r.Remote.
+func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sandbox.Result, error) {
 	e.mu.Lock()
 	s := e.running[r.ID].slot
 	e.mu.Unlock()
 	if s.m == nil {
 		return e.run(ctx, spec)
 	}
-	res, _, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	res, remote, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	if remote.Job != "" {
+		r.Remote = &remote
+	}
 	return res, err
+}
+
+// stoppedOutside turns a run its worker's operator stopped (scancel) into
+// a cancelled receipt naming the reason.
+func stoppedOutside(r Receipt, res sandbox.Result, err error) (Receipt, bool) {
+	if !errors.Is(err, machine.ErrStoppedOutside) {
+		return r, false
+	}
+	res.Cancelled = false
+	final := finishReceipt(r, res, nil)
+	final.Status, final.Error = ExpCancelled, err.Error()
+	return final, true
 }
 
 // lostOnWorker reports whether err means the worker lost the experiment or
@@ -74,6 +90,9 @@ func (e *executor) writeLost(ctx context.Context, r Receipt, reason error) error
 		}
 		now := time.Now().UTC()
 		cur.Status, cur.FinishedAt, cur.Error = ExpInterrupted, &now, reason.Error()
+		if r.Remote != nil {
+			cur.Remote = r.Remote
+		}
 		if _, err := putReceipt(tx, cur); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -15,6 +16,10 @@ import (
 // (sbatch, squeue, sacct, scancel, sinfo) run on this host and whose
 // SHARED_DIR (the profile's root) is mounted here and on every node.
 // sandbox/slurm does the work; this file adapts a profile to it.
+
+// ErrStoppedOutside is a run the worker's own operator stopped (an scancel
+// outside the study): the receipt is cancelled, with the reason.
+var ErrStoppedOutside = errors.New("stopped outside the study")
 
 var slurmNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
@@ -86,8 +91,8 @@ func (m *slurmMachine) Reachable(ctx context.Context) error {
 }
 
 // Run runs the experiment as one job. A job that ended without running it
-// to its end is ErrLost (with the reason); one an operator cancelled is a
-// cancelled run; one killed by its time limit a timed-out run.
+// to its end is ErrLost (with the reason); one an operator cancelled is
+// ErrStoppedOutside; one killed by its time limit a timed-out run.
 func (m *slurmMachine) Run(ctx context.Context, job string, spec sandbox.Spec) (sandbox.Result, Remote, error) {
 	spec.Backend = m.p.ExecutionBackend
 	o, err := m.c.Run(ctx, slurm.Job{Key: job, Spec: spec})
@@ -102,7 +107,7 @@ func (m *slurmMachine) Run(ctx context.Context, job string, spec sandbox.Spec) (
 	case slurm.Failed:
 		return res, remote, fmt.Errorf("worker %s: %s", m.p.ID, o.Reason)
 	case slurm.Cancelled:
-		res.Cancelled = true
+		return res, remote, fmt.Errorf("worker %s: %s: %w", m.p.ID, o.Reason, ErrStoppedOutside)
 	case slurm.TimedOut:
 		res.TimedOut, res.LimitExceeded = true, sandbox.LimitWallTime
 	}
