@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -59,7 +60,14 @@ func (c *Cluster) Run(ctx context.Context, j Job) (Outcome, error) {
 	if rec, err := c.readRecord(f); err == nil {
 		return c.finish(context.WithoutCancel(ctx), f, j, rec, false)
 	}
-	id, err := c.submitOrAttach(ctx, f, j.Spec)
+	if ctx.Err() != nil && !c.submitted(f) {
+		return Outcome{Result: sandbox.Result{Backend: c.cfg.Backend, Cancelled: true}}, nil
+	}
+	// A submission runs to its end even when ctx ends meanwhile (a killed
+	// sbatch may still have queued the job); await then cancels it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	id, err := c.submitOrAttach(sctx, f, j.Spec)
+	cancel()
 	if err != nil {
 		return Outcome{Result: sandbox.Result{Backend: c.cfg.Backend}}, err
 	}
@@ -163,6 +171,12 @@ func stateStatus(id string, st jobState) (string, string) {
 		return Cancelled, fmt.Sprintf("slurm job %s was cancelled outside the study (scancel)", id)
 	}
 	return Interrupted, fmt.Sprintf("slurm job %s ended %s without a terminal record", id, st.State)
+}
+
+// submitted reports whether f's job may exist: sbatch ran for it.
+func (c *Cluster) submitted(f jobFolder) bool {
+	_, err := os.Stat(f.path(submitFile))
+	return err == nil
 }
 
 func (c *Cluster) readRecord(f jobFolder) (record, error) {
