@@ -109,7 +109,7 @@ func (m *slurmMachine) Run(ctx context.Context, job string, spec sandbox.Spec) (
 	case slurm.Cancelled:
 		return res, remote, fmt.Errorf("worker %s: %s: %w", m.p.ID, o.Reason, ErrStoppedOutside)
 	case slurm.TimedOut:
-		res.TimedOut, res.LimitExceeded = true, sandbox.LimitWallTime
+		res.TimedOut, res.LimitExceeded, res.Cancelled = true, sandbox.LimitWallTime, false
 	}
 	return res, remote, nil
 }
