@@ -25,6 +25,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 else
   (cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'LaunchProot|LaunchProcess' -test.benchtime "${N}x" | grep Benchmark)
 fi
+echo "== sandbox/slurm: one trivial experiment as a Slurm job vs srun true and sbatch --wait (test cluster; root)"
+go test -run '^$' -bench 'TrivialExperimentVsSrunTrue' -benchtime "${SLURM_N:-10}x" ./sandbox/slurm/ | grep -E 'Benchmark|SKIP' || true
 echo "== engine: supervisor memory over 3000 experiments"
 go test -run '^$' -bench 'SupervisorMemory' -benchtime 1x ./engine/ | grep Benchmark
 echo "== tui: bridge and Update under 10,000 events/s"

@@ -51,7 +51,7 @@ var (
 
 // startCluster builds (once) and starts the test cluster for t; it skips
 // t, saying why, when Slurm is not installed here or the test is not root.
-func startCluster(t *testing.T, options string) testCluster {
+func startCluster(t testing.TB, options string) testCluster {
 	t.Helper()
 	fixtureOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "slurmcluster-")
@@ -107,7 +107,7 @@ func (tc testCluster) client(t *testing.T, name string, args ...string) string {
 }
 
 // newTestCluster is a Cluster on tc with the test binary as the shipped one.
-func newTestCluster(t *testing.T, tc testCluster, mod func(*Config)) *Cluster {
+func newTestCluster(t testing.TB, tc testCluster, mod func(*Config)) *Cluster {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -126,7 +126,7 @@ func newTestCluster(t *testing.T, tc testCluster, mod func(*Config)) *Cluster {
 }
 
 // shJob is an experiment running script under sh, writing result.txt.
-func shJob(t *testing.T, key, script string, timeout time.Duration) Job {
+func shJob(t testing.TB, key, script string, timeout time.Duration) Job {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "run.sh")
