@@ -134,3 +134,26 @@ func started(c *Cluster, j Job) bool {
 	_, err := os.Stat(filepath.Join(c.folderFor(j.Key).dir, outDir))
 	return err == nil
 }
+
+// TestBackendUnavailableOnNodeFails asks for a cooperative backend, which
+// the job (root on the test node) cannot use: the job's own probe fails
+// the experiment with the probe's reason, and nothing runs weaker.
+func TestBackendUnavailableOnNodeFails(t *testing.T) {
+	tc := startCluster(t, "")
+	if os.Geteuid() != 0 {
+		t.Skip("the test node refuses proot-cooperative only to root")
+	}
+	c := newTestCluster(t, tc, func(cfg *Config) { cfg.Backend = sandbox.ProotCooperative })
+	j := shJob(t, "study-4/exp_weak", "echo ran > result.txt\n", time.Minute)
+	j.Spec.Backend = sandbox.ProotCooperative
+	o, err := c.Run(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != Failed || !strings.Contains(o.Reason, "proot-cooperative is unavailable on node "+tc.Node) {
+		t.Fatalf("outcome %q %q, want failed with the node's probe", o.Status, o.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(j.Spec.ArtifactDir, "result.txt")); err == nil {
+		t.Fatal("the experiment ran anyway")
+	}
+}
