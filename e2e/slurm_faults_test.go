@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,13 @@ func TestSlurmMaxJobsAndCancel(t *testing.T) {
 	s.waitReceipts(t, c, 2, 90*time.Second, "two running, the rest queued", func(exps []slurmReceipt) bool {
 		return count(exps, "running") == 2 && count(exps, "queued") >= 2 && len(runningJobs(t, c)) == 2
 	})
-	job := runningJobs(t, c)[0]
+	jobs := runningJobs(t, c)
+	for _, e := range slurmReceipts(t, s.camp.dir) {
+		if e.Status == "running" && (e.Remote == nil || e.Remote.State == "" || !slices.Contains(jobs, e.Remote.Job)) {
+			t.Errorf("running receipt %s names %+v, want its live job (one of %v) and state", e.ID, e.Remote, jobs)
+		}
+	}
+	job := jobs[0]
 	if _, err := c.Run("scancel", job); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ type slurmReceipt struct {
 		Scheduler string `json:"scheduler"`
 		Job       string `json:"job"`
 		Node      string `json:"node"`
+		State     string `json:"state"`
 	} `json:"remote"`
 }
 
@@ -114,6 +115,12 @@ func TestSlurmStudyCompletes(t *testing.T) {
 	}
 	if !c.QueueEmpty() {
 		t.Error("jobs left in squeue after the study")
+	}
+	r := sj(t, "", "watch", "--campaign", camp.dir)
+	for _, want := range []string{`"machine":"hpc","node":"","state":"queued"`, `"machine":"hpc","node":"` + c.Node + `","state":"running"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no experiment_placed event with %s:\n%s", want, r)
+		}
 	}
 }
 

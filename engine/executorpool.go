@@ -49,11 +49,38 @@ func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sa
 	if s.m == nil {
 		return e.run(ctx, spec)
 	}
-	res, remote, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	var res sandbox.Result
+	var remote machine.Remote
+	var err error
+	if w, ok := s.m.(machine.Watcher); ok {
+		res, remote, err = w.RunWatched(ctx, jobID(e.k.StudyID, r.ID), spec, func(p machine.Remote) { e.placed(ctx, r.ID, s.id, p) })
+	} else {
+		res, remote, err = s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
+	}
 	if remote.Job != "" {
 		r.Remote = &remote
 	}
 	return res, err
+}
+
+// placed records where a running experiment stands on its worker.
+func (e *executor) placed(ctx context.Context, id, machineID string, p machine.Remote) {
+	err := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := getReceipt(tx, id)
+		if err != nil || cur.Status != ExpRunning {
+			return err
+		}
+		cur.Remote = &p
+		if _, err := putReceipt(tx, cur); err != nil {
+			return err
+		}
+		return appendEvent(tx, ExperimentPlacedPayload{Experiment: id, Job: p.Job, Machine: machineID, Node: p.Node, State: p.State})
+	})
+	if err != nil {
+		e.report(ctx, "record where an experiment runs", err)
+		return
+	}
+	e.notify()
 }
 
 // stoppedOutside turns a run its worker's operator stopped (scancel) into

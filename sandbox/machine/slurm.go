@@ -94,8 +94,24 @@ func (m *slurmMachine) Reachable(ctx context.Context) error {
 // to its end is ErrLost (with the reason); one an operator cancelled is
 // ErrStoppedOutside; one killed by its time limit a timed-out run.
 func (m *slurmMachine) Run(ctx context.Context, job string, spec sandbox.Spec) (sandbox.Result, Remote, error) {
+	return m.RunWatched(ctx, job, spec, nil)
+}
+
+// RunWatched is Run, reporting the job queued (with its id), then running
+// on its node.
+func (m *slurmMachine) RunWatched(ctx context.Context, job string, spec sandbox.Spec, report func(Remote)) (sandbox.Result, Remote, error) {
 	spec.Backend = m.p.ExecutionBackend
-	o, err := m.c.Run(ctx, slurm.Job{Key: job, Spec: spec})
+	j := slurm.Job{Key: job, Spec: spec}
+	if report != nil {
+		j.Progress = func(p slurm.Progress) {
+			state := "queued"
+			if p.State != "PENDING" {
+				state = "running"
+			}
+			report(Remote{Scheduler: slurm.Scheduler, Job: p.Remote.Job, Node: p.Remote.Node, State: state})
+		}
+	}
+	o, err := m.c.Run(ctx, j)
 	remote := Remote{Scheduler: slurm.Scheduler, Job: o.Remote.Job, Node: o.Remote.Node}
 	if err != nil {
 		return o.Result, remote, fmt.Errorf("worker %s: %w", m.p.ID, err)

@@ -39,6 +39,14 @@ type Remote struct {
 	Scheduler string `json:"scheduler,omitempty"` // "slurm" for a Slurm job
 	Job       string `json:"job"`
 	Node      string `json:"node,omitempty"`
+	State     string `json:"state,omitempty"` // while it runs, on a worker that reports it: queued or running
+}
+
+// Watcher is a Machine that reports where a run stands before it ends (a
+// Slurm job queued, then running on its node); report is called from the
+// run's goroutine with the run's remote.
+type Watcher interface {
+	RunWatched(ctx context.Context, job string, spec sandbox.Spec, report func(Remote)) (sandbox.Result, Remote, error)
 }
 
 // Options are what a machine needs from the host.
