@@ -37,7 +37,7 @@ type Config struct {
 	Account    string          // --account; "" = the user's default
 	Root       string          // SHARED_DIR: absolute, the same path on every node
 	Backend    sandbox.Backend // the study's execution backend, probed on the node
-	Self       string          // this binary; shipped to Root/bin/<sha256>
+	Self       string          // this binary; shipped to Root/bin/simjecture-<sha256>
 	Grace      time.Duration   // heartbeat grace; 0 = DefaultGrace
 	TimeMargin time.Duration   // added to the timeout for --time; 0 = DefaultTimeMargin
 	RecordLag  time.Duration   // how long a record may lag its job's end; 0 = 5 s
@@ -115,7 +115,8 @@ func New(cfg Config) (*Cluster, error) {
 }
 
 // binary ships the supervisor's binary to Root/bin/<sha256> once per
-// process (an existing copy with that hash is kept) and returns its path.
+// process (an existing copy with that hash is kept) and returns its path;
+// the name, simjecture-<sha256>, is the SSH workers' too.
 func (c *Cluster) binary() (string, error) {
 	c.binOnce.Do(func() { c.bin, c.binErr = shipBinary(c.cfg.Self, filepath.Join(c.cfg.Root, "bin")) })
 	return c.bin, c.binErr
@@ -126,7 +127,7 @@ func shipBinary(self, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("ship binary: %w", err)
 	}
-	dst := filepath.Join(dir, sum)
+	dst := filepath.Join(dir, "simjecture-"+sum)
 	if got, _, err := sandbox.HashFile(dst); err == nil && got == sum {
 		return dst, nil
 	}
