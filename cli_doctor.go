@@ -79,9 +79,10 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 	auto := reports[len(reports)-1]
 	self, _ := os.Executable()
 	protection := engine.ProbeProtection(ctx, self)
+	workers := workerStates(ctx)
 	if asJSON {
 		printJSON(io.out, map[string]any{"backends": reports, "agent_clis": agents, "auto": auto.Selected,
-			"record_protection": protection})
+			"record_protection": protection, "workers": workers})
 	} else {
 		for _, r := range reports {
 			printReport(io, r, false)
@@ -89,6 +90,9 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 		fmt.Fprintf(io.out, "record protection    %s\n", protectionText(protection))
 		for name, p := range agents {
 			fmt.Fprintf(io.out, "found %s at %s\n", name, p)
+		}
+		for _, w := range workers {
+			fmt.Fprintf(io.out, "worker %-13s %s\n", w.ID, w.State)
 		}
 	}
 	if auto.Available && auto.Selected != "" {

@@ -39,7 +39,7 @@ func workerSubcommands() []command {
 // cmdWorker dispatches `worker SUBCOMMAND`.
 func cmdWorker(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprintln(io.err, "Usage: simjecture worker add|prepare|check|list|remove …")
+		fmt.Fprintln(io.err, "Usage: simjecture worker add|prepare|check|list|remove … (each has --help)")
 		for _, c := range workerSubcommands() {
 			if c.summary != "" {
 				fmt.Fprintf(io.err, "  %-8s %s\n", c.name, c.summary)
@@ -202,7 +202,23 @@ func loadWorker(fs *pflag.FlagSet, args []string, io stdio) (machine.Profile, in
 }
 
 func workerPrepare(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("worker prepare ID", io)
+	return checkWorker(ctx, "prepare", args, io, func(p machine.Profile, o machine.Options) error {
+		info, err := machine.Describe(p.Kind)
+		if err != nil {
+			return err
+		}
+		return info.Prepare(ctx, p, o, func(s string) { fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s) })
+	})
+}
+
+func workerCheck(ctx context.Context, args []string, io stdio) int {
+	return checkWorker(ctx, "check", args, io, func(machine.Profile, machine.Options) error { return nil })
+}
+
+// checkWorker is `worker prepare|check ID [--json]`: before runs first,
+// then the check.
+func checkWorker(ctx context.Context, sub string, args []string, io stdio, before func(machine.Profile, machine.Options) error) int {
+	fs := newFlagSet("worker "+sub+" ID", io)
 	asJSON := fs.Bool("json", false, "print the check as JSON")
 	p, code, done := loadWorker(fs, args, io)
 	if done {
@@ -212,27 +228,8 @@ func workerPrepare(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		return fail(io, err)
 	}
-	info, err := machine.Describe(p.Kind)
-	if err != nil {
+	if err := before(p, o); err != nil {
 		return fail(io, invalid(err))
-	}
-	logf := func(s string) { fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s) }
-	if err := info.Prepare(ctx, p, o, logf); err != nil {
-		return fail(io, invalid(err))
-	}
-	return checkAndPrint(ctx, p, o, io, *asJSON)
-}
-
-func workerCheck(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("worker check ID", io)
-	asJSON := fs.Bool("json", false, "print JSON")
-	p, code, done := loadWorker(fs, args, io)
-	if done {
-		return code
-	}
-	o, err := workerOptions()
-	if err != nil {
-		return fail(io, err)
 	}
 	return checkAndPrint(ctx, p, o, io, *asJSON)
 }
@@ -364,4 +361,32 @@ func workerDaemon(_ context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	return exitOK
+}
+
+// workerState is one configured worker as doctor reports it.
+type workerState struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Host  string `json:"host"`
+	Ready bool   `json:"ready"`
+	State string `json:"state"`
+}
+
+// workerStates connects to every configured worker (doctor).
+func workerStates(ctx context.Context) []workerState {
+	out := []workerState{}
+	reg, err := registry()
+	if err != nil {
+		return out
+	}
+	profiles, err := reg.List()
+	if err != nil {
+		return append(out, workerState{ID: "?", State: err.Error()})
+	}
+	o, _ := workerOptions()
+	for _, p := range profiles {
+		state, ready := machine.State(ctx, p, o)
+		out = append(out, workerState{ID: p.ID, Kind: string(p.Kind), Host: p.Host, Ready: ready, State: state})
+	}
+	return out
 }

@@ -71,15 +71,15 @@ func build(tmp string) error {
 }
 
 // env is the environment of every command: the test's own, without any
-// SIMJECTURE_ variable that could point the binary elsewhere.
-func env() []string {
+// SIMJECTURE_ variable that could point the binary elsewhere, plus extra.
+func env(extra ...string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SIMJECTURE_") {
 			out = append(out, kv)
 		}
 	}
-	return append(out, "SIMJECTURE_WORKSPACE="+workspace)
+	return append(append(out, "SIMJECTURE_WORKSPACE="+workspace), extra...)
 }
 
 // result is what one finished command left behind.
@@ -96,10 +96,16 @@ func (r result) String() string {
 // sj runs the binary to completion (at most a minute) with stdin.
 func sj(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return sjWith(t, nil, stdin, args...)
+}
+
+// sjWith is sj with extra environment variables.
+func sjWith(t *testing.T, extra []string, stdin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env()
+	cmd.Env = env(extra...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -127,8 +133,14 @@ type bg struct {
 // it is still running.
 func start(t *testing.T, args ...string) *bg {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with extra environment variables.
+func startEnv(t *testing.T, extra []string, args ...string) *bg {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env()
+	cmd.Env = env(extra...)
 	b := &bg{cmd: cmd, out: &bytes.Buffer{}, errb: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = b.out, b.errb
 	if err := cmd.Start(); err != nil {
@@ -224,6 +236,12 @@ type receipt struct {
 	Artifacts        map[string]artifact `json:"artifacts"`
 	ArtifactDir      string              `json:"artifact_dir"`
 	Returncode       *int                `json:"returncode"`
+	Machine          string              `json:"machine"`
+	Remote           *struct {
+		Host string `json:"host"`
+		Job  string `json:"job"`
+	} `json:"remote"`
+	Error string `json:"error"`
 }
 
 type artifact struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/sandbox/machine"
 	"github.com/simjecture/simjecture/store"
 )
 
@@ -126,9 +127,15 @@ func (e *executor) admit(ctx context.Context, r Receipt) bool {
 		return false
 	}
 	for _, s := range e.slots() {
-		if s.fits(r.Resources) && (r.Capability == "" || s.m == nil) && s.reachable(ctx) {
+		if !s.fits(r.Resources) || (r.Capability != "" && s.m != nil) {
+			continue
+		}
+		switch reach := s.reachable(ctx); {
+		case reach == nil:
 			e.reserve(r, s)
 			return true
+		case errors.Is(reach, machine.ErrConnecting):
+			return false // its first connection decides: wait for it
 		}
 	}
 	return false

@@ -157,10 +157,14 @@ func (s *slot) fits(r Resources) bool {
 	return s.memMB <= 0 || s.used.MemoryMB+r.MemoryMB <= s.memMB
 }
 
-// reachable reports whether a new experiment may go to the slot: never to
-// a worker that cannot be reached now.
-func (s *slot) reachable(ctx context.Context) bool {
-	return s.m == nil || s.m.Reachable(ctx) == nil
+// reachable is nil when a new experiment may go to the slot: never to a
+// worker that cannot be reached now (machine.ErrConnecting while its
+// first connection is under way).
+func (s *slot) reachable(ctx context.Context) error {
+	if s.m == nil {
+		return nil
+	}
+	return s.m.Reachable(ctx)
 }
 
 // jobID is the worker's job of an experiment: unique per study, stable
@@ -178,3 +182,6 @@ func closePool(slots []*slot) {
 		}
 	}
 }
+
+// Remote is where a worker ran an experiment (the receipt's remote).
+type Remote = machine.Remote

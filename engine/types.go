@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
-	"github.com/simjecture/simjecture/sandbox/machine"
 )
 
 // Status is the state of a study.
@@ -108,7 +107,7 @@ type Receipt struct {
 	Error            string                      `json:"error,omitempty"`
 	CancelRequested  string                      `json:"cancel_requested,omitempty"`
 	ArtifactDir      string                      `json:"artifact_dir"`
-	Remote           *machine.Remote             `json:"remote,omitempty"` // where a worker ran it
+	Remote           *Remote                     `json:"remote,omitempty"` // where a worker ran it
 	CreatedAt        time.Time                   `json:"created_at"`
 	StartedAt        *time.Time                  `json:"started_at"`
 	FinishedAt       *time.Time                  `json:"finished_at"`

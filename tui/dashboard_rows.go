@@ -241,6 +241,9 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		if b == "" {
 			b = "—"
 		}
+		if e.Machine != "" && e.Machine != "local" {
+			b += "@" + e.Machine // a worker's run: the machine beside its backend
+		}
 		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow)+" "+storyCols(e))
 	}
 	return out

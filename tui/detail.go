@@ -109,6 +109,7 @@ func (m dashModel) experimentDetail(e engine.Receipt, w int) []string {
 	kv := func(k, v string) { out = append(out, wrap(fmt.Sprintf("%-12s %s", k, v), w)...) }
 	kv("status", string(m.expStatus(e)))
 	kv("backend", string(e.IsolationBackend))
+	kv("machine", machineText(e))
 	kv("command", strings.TrimSpace(e.Source+e.Capability+" "+strings.Join(e.Args, " ")))
 	kv("stage", e.Stage)
 	if e.Purpose != "" {
@@ -192,4 +193,16 @@ func (m dashModel) claimDetail(c engine.Claim, w int) []string {
 		}
 	}
 	return out
+}
+
+// machineText is where an experiment ran: this host, or a worker with its
+// host and job.
+func machineText(e engine.Receipt) string {
+	switch {
+	case e.Remote != nil:
+		return fmt.Sprintf("%s (%s, job %s)", e.Machine, e.Remote.Host, e.Remote.Job)
+	case e.Machine == "" || e.Machine == "local":
+		return "local (this host)"
+	}
+	return e.Machine
 }

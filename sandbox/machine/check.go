@@ -110,3 +110,30 @@ func trivialRun(ctx context.Context, m Machine) (*CheckRun, error) {
 	}
 	return &CheckRun{Status: status, WallSeconds: res.WallSeconds}, nil
 }
+
+// State connects to a worker and says in a few words whether it can take
+// experiments (for doctor); it runs nothing.
+func State(ctx context.Context, p Profile, o Options) (string, bool) {
+	if p.Kind == KindLocal {
+		return "this host", true
+	}
+	m := &sshMachine{p: p, t: sshTarget{p: p}, o: o}
+	defer m.Close()
+	cctx, cancel := context.WithTimeout(ctx, helloTimeout)
+	defer cancel()
+	s, err := m.conn(cctx)
+	switch {
+	case err != nil:
+		return "unreachable: " + err.Error(), false
+	case !s.hello.Backend.Available:
+		return "reachable, but its execution backend is unavailable: " + s.hello.Backend.Reason, false
+	}
+	return fmt.Sprintf("ready (%s on %s, uid %d)", backendOf(s.hello.Backend), s.hello.Host, s.hello.UID), true
+}
+
+func backendOf(r sandbox.Report) sandbox.Backend {
+	if r.Selected != "" {
+		return r.Selected
+	}
+	return r.Backend
+}

@@ -20,6 +20,10 @@ import (
 // for longer than its orphan grace): it is recorded interrupted, never failed.
 var ErrLost = errors.New("experiment lost by its worker")
 
+// ErrConnecting is a worker whose first connection is under way: placement
+// waits for it rather than skipping it.
+var ErrConnecting = errors.New("connecting")
+
 // Reconnect backoff of a session.
 const (
 	backoffFirst = 200 * time.Millisecond
@@ -72,7 +76,7 @@ func (m *sshMachine) Reachable(ctx context.Context) error {
 	if m.lastErr != nil {
 		return m.lastErr
 	}
-	return fmt.Errorf("worker %s: connecting: %w", m.p.ID, ErrUnreachable)
+	return fmt.Errorf("worker %s: %w", m.p.ID, ErrConnecting)
 }
 
 // conn returns the live session, dialling a new one when needed.

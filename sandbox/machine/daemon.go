@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/simjecture/simjecture/sandbox"
 )
 
 // daemon owns a worker's experiments. Sessions (one per coordinator
@@ -28,6 +30,7 @@ type daemon struct {
 	mu       sync.Mutex
 	sessions int
 	jobs     map[string]*job
+	probes   map[sandbox.Backend]sandbox.Report // available backends, probed once
 	idleFrom time.Time // when the last session left
 	wg       sync.WaitGroup
 }
@@ -60,7 +63,7 @@ func DaemonMain(root string, grace time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	d := &daemon{root: state, grace: grace, self: self, jobs: map[string]*job{}, idleFrom: time.Now(),
+	d := &daemon{root: state, grace: grace, self: self, jobs: map[string]*job{}, probes: map[sandbox.Backend]sandbox.Report{}, idleFrom: time.Now(),
 		log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	d.reconcile()
 	return d.serve()

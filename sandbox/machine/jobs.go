@@ -53,6 +53,29 @@ func (j *job) saveLocked() error {
 	return writePrivate(filepath.Join(j.dir, "state.json"), b)
 }
 
+// probe is the daemon's probe of backend b, made once (a probe starts the
+// launcher; every experiment must not pay for it).
+func (d *daemon) probe(ctx context.Context, b sandbox.Backend) sandbox.Report {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if rep, ok := d.probes[b]; ok {
+		return rep
+	}
+	rep := sandbox.Select(ctx, b)
+	if rep.Available {
+		d.probes[b] = rep
+	}
+	return rep
+}
+
+// resolve is the backend a job of backend b runs under (auto resolved).
+func (d *daemon) resolve(ctx context.Context, b sandbox.Backend) sandbox.Backend {
+	if rep := d.probe(ctx, b); rep.Selected != "" {
+		return rep.Selected
+	}
+	return b
+}
+
 func (d *daemon) hello(ctx context.Context, f frame) (helloReply, error) {
 	var a helloArgs
 	if err := json.Unmarshal(f.Body, &a); err != nil {
@@ -64,7 +87,7 @@ func (d *daemon) hello(ctx context.Context, f frame) (helloReply, error) {
 	host, _ := os.Hostname()
 	sum, _ := selfSHA256()
 	return helloReply{Protocol: Protocol, Host: host, UID: os.Geteuid(), Clock: time.Now().UTC(),
-		Backend: sandbox.Select(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum}, nil
+		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum}, nil
 }
 
 func (d *daemon) create(f frame) (createReply, error) {
@@ -191,12 +214,8 @@ func (d *daemon) spec(j *job) sandbox.Spec {
 	for _, in := range r.Inputs {
 		sealed = append(sealed, sandbox.SealedFile{Rel: in.Rel, HostPath: d.blobPath(in.SHA256), SHA256: in.SHA256})
 	}
-	backend := sandbox.Select(context.Background(), r.Backend)
-	if backend.Selected != "" {
-		backend.Backend = backend.Selected
-	}
 	return sandbox.Spec{
-		Backend: backend.Backend, SelfExe: d.self, RunDir: filepath.Join(d.root, "runs", r.ID),
+		Backend: d.resolve(context.Background(), r.Backend), SelfExe: d.self, RunDir: filepath.Join(d.root, "runs", r.ID),
 		ArtifactDir: filepath.Join(j.dir, "artifacts"), Sealed: sealed, Command: r.Command, Env: r.Env,
 		Outputs: r.Outputs, Timeout: time.Duration(r.TimeoutSeconds * float64(time.Second)), CPUs: r.CPUs,
 		MemoryBytes: r.MemoryBytes, MaxFileBytes: r.MaxFileBytes, WorkspaceBytes: r.WorkspaceBytes,

@@ -30,7 +30,7 @@ type session struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	pending map[uint64]chan frame
+	pending map[uint64]*waiter
 	dead    chan struct{}
 	err     error
 }
@@ -51,7 +51,7 @@ func dial(ctx context.Context, t sshTarget, sum string) (*session, error) {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	s := &session{cmd: cmd, w: newFrameWriter(stdin), closer: stdin, stderr: &tailBuffer{}, t: t,
-		pending: map[uint64]chan frame{}, dead: make(chan struct{})}
+		pending: map[uint64]*waiter{}, dead: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if err := startLocked(cmd, s.dead); err != nil {
 		return nil, fmt.Errorf("ssh: %w: %w", err, ErrUnreachable)
@@ -97,16 +97,19 @@ func (s *session) read(r io.Reader) {
 			break
 		}
 		s.mu.Lock()
-		ch := s.pending[f.Seq]
+		w := s.pending[f.Seq]
 		s.mu.Unlock()
-		if ch == nil {
+		if w == nil {
 			if f.Seq == 0 && f.Error != "" { // the serve process refused the session
 				err = fmt.Errorf("worker %s: %s: %w", s.t.p.ID, f.Error, ErrRefused)
 				break
 			}
 			continue
 		}
-		ch <- f
+		select {
+		case w.ch <- f:
+		case <-w.gone: // its caller stopped listening
+		}
 	}
 	_ = s.cmd.Wait()
 	s.mu.Lock()
@@ -136,20 +139,30 @@ func (s *session) close() {
 	<-s.dead
 }
 
+// waiter is one request's replies; gone closes when its caller stops
+// listening, so a reply stream never blocks the session's reader.
+type waiter struct {
+	ch   chan frame
+	gone chan struct{}
+}
+
 // open registers a new request and returns its sequence number and replies.
 func (s *session) open() (uint64, chan frame) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	ch := make(chan frame, 64)
-	s.pending[s.seq] = ch
-	return s.seq, ch
+	w := &waiter{ch: make(chan frame, 64), gone: make(chan struct{})}
+	s.pending[s.seq] = w
+	return s.seq, w.ch
 }
 
 func (s *session) forget(seq uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.pending, seq)
+	if w, ok := s.pending[seq]; ok {
+		close(w.gone)
+		delete(s.pending, seq)
+	}
 }
 
 func (s *session) deadErr() error {

@@ -101,6 +101,8 @@ func (t sshTarget) explain(err error, stderr string) error {
 		strings.Contains(msg, "host key is known") || strings.Contains(msg, "REMOTE HOST IDENTIFICATION HAS CHANGED"):
 		return fmt.Errorf("worker %s: the host key of %s port %d is not trusted by %s (check its fingerprint, then add it, e.g. ssh-keyscan -p %d %s >> %s): %w",
 			t.p.ID, t.p.Host, t.p.Port, t.knownHosts(), t.p.Port, t.p.Host, t.knownHosts(), ErrHostKey)
+	case strings.Contains(msg, "simjecture-") && (strings.Contains(msg, "not found") || strings.Contains(msg, "No such file")):
+		return fmt.Errorf("worker %s lacks this binary (%s): run simjecture worker prepare %s: %w", t.p.ID, msg, t.p.ID, ErrUnreachable)
 	case strings.Contains(msg, "Permission denied"):
 		return fmt.Errorf("worker %s: %s refused the login (%s): %w", t.p.ID, t.p.Host, msg, ErrUnreachable)
 	}

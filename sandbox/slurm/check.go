@@ -51,6 +51,6 @@ func pickPartition(out, want string) (string, error) {
 	return "", fmt.Errorf("%w %s does not exist (partitions: %s)", ErrPartition, want, strings.Join(names, ", "))
 }
 
-// Ship copies this binary to Root/bin/<sha256> (kept when present) and
+// Ship copies this binary to Root/bin/simjecture-<sha256> (kept when present) and
 // returns its path there.
 func (c *Cluster) Ship() (string, error) { return c.binary() }

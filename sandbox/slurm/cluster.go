@@ -114,7 +114,7 @@ func New(cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
-// binary ships the supervisor's binary to Root/bin/<sha256> once per
+// binary ships the supervisor's binary to Root/bin/simjecture-<sha256> once per
 // process (an existing copy with that hash is kept) and returns its path;
 // the name, simjecture-<sha256>, is the SSH workers' too.
 func (c *Cluster) binary() (string, error) {

@@ -20,7 +20,7 @@
 //
 // # Node side
 //
-// The job runs this binary (shipped to SHARED_DIR/bin/<sha256>) in the
+// The job runs this binary (shipped to SHARED_DIR/bin/simjecture-<sha256>) in the
 // hidden mode [JobArg]: [JobMain] probes the study's execution backend on
 // the node (unavailable: the experiment fails with the probe's reason and
 // is never run weaker), runs the experiment through sandbox.Run with its
