@@ -132,6 +132,7 @@ func TestKindTableWired(t *testing.T) {
 	minimal := map[Kind]Profile{
 		KindLocal: LocalProfile(sandbox.Bubblewrap, 2, 1024),
 		KindSSH:   validSSH(),
+		KindSlurm: validSlurm(),
 	}
 	var kinds []Kind
 	for _, k := range Kinds() {
