@@ -18,9 +18,9 @@ func (c *Cluster) finish(ctx context.Context, f jobFolder, j Job, rec record, ca
 	if o.Result.Backend == "" {
 		o.Result.Backend = c.cfg.Backend
 	}
+	// A stop decides before an error: Slurm's SIGTERM reaches every process
+	// of the job, the sandbox runner too, whose loss is then no failure.
 	switch {
-	case rec.Error != "":
-		o.Status, o.Reason = Failed, rec.Error
 	case rec.Stopped == stopHeartbeat:
 		o.Status, o.Reason = Interrupted, fmt.Sprintf("slurm job %s stopped its experiment: the supervisor's heartbeat was older than %v", rec.Job, c.cfg.Grace)
 	case cancelled:
@@ -28,6 +28,8 @@ func (c *Cluster) finish(ctx context.Context, f jobFolder, j Job, rec record, ca
 		c.settle(ctx, rec.Job)
 	case rec.Stopped == stopSignal:
 		o.Status, o.Reason = c.signalled(ctx, rec.Job)
+	case rec.Error != "":
+		o.Status, o.Reason = Failed, rec.Error
 	}
 	return o, collect(f, j.Spec.ArtifactDir, rec.Result)
 }
