@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	sandbox.CloseRunners()
+	if fixtureBin != "" {
+		_ = os.RemoveAll(filepath.Dir(fixtureBin))
+	}
 	os.Exit(code)
 }
 
