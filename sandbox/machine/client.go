@@ -41,7 +41,13 @@ type sshMachine struct {
 	sess    *session
 	dialing bool
 	lastErr error
+	retryAt time.Time     // when Reachable may dial again after a failure
+	backoff time.Duration // the wait after the last failed dial
 }
+
+// probeBackoffMax bounds the wait between Reachable's background dials to
+// a worker that is down.
+const probeBackoffMax = 30 * time.Second
 
 func openSSH(p Profile, o Options) (Machine, error) {
 	return &sshMachine{p: p, t: sshTarget{p: p}, o: o}, nil
@@ -69,7 +75,7 @@ func (m *sshMachine) Reachable(ctx context.Context) error {
 	if m.sess != nil && m.sess.alive() {
 		return nil
 	}
-	if !m.dialing {
+	if !m.dialing && time.Now().After(m.retryAt) {
 		m.dialing = true
 		go func() { _, _ = m.conn(context.WithoutCancel(ctx)) }()
 	}
@@ -89,16 +95,19 @@ func (m *sshMachine) conn(ctx context.Context) (*session, error) {
 	}
 	m.mu.Unlock()
 	sum, err := fileSHA256(m.o.SelfExe)
-	if err != nil {
-		return nil, err
+	var s *session
+	if err == nil {
+		s, err = dial(ctx, m.t, sum)
 	}
-	s, err := dial(ctx, m.t, sum)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.dialing, m.lastErr = false, err
 	if err != nil {
+		m.backoff = min(max(2*m.backoff, backoffFirst), probeBackoffMax)
+		m.retryAt = time.Now().Add(m.backoff)
 		return nil, err
 	}
+	m.backoff = 0
 	if m.sess != nil && m.sess.alive() { // another caller won the race
 		go s.close()
 		return m.sess, nil

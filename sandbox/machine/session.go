@@ -50,24 +50,39 @@ func dial(ctx context.Context, t sshTarget, sum string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
-	s := &session{cmd: cmd, w: newFrameWriter(stdin), closer: stdin, stderr: &tailBuffer{}, t: t,
-		pending: map[uint64]*waiter{}, dead: make(chan struct{})}
+	s := newSession(t, cmd, stdin)
 	cmd.Stderr = s.stderr
 	if err := startLocked(cmd, s.dead); err != nil {
 		return nil, fmt.Errorf("ssh: %w: %w", err, ErrUnreachable)
 	}
 	go s.read(stdout)
+	if err := s.greet(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newSession is a session writing to w; cmd (the ssh process) may be nil
+// when the stream is not a process's.
+func newSession(t sshTarget, cmd *exec.Cmd, w io.WriteCloser) *session {
+	return &session{cmd: cmd, w: newFrameWriter(w), closer: w, stderr: &tailBuffer{}, t: t,
+		pending: map[uint64]*waiter{}, dead: make(chan struct{})}
+}
+
+// greet checks the protocol version; a failure closes the session.
+func (s *session) greet(ctx context.Context) error {
+	t := s.t
 	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
 	defer cancel()
 	if err := s.call(hctx, opHello, helloArgs{Protocol: Protocol, Backend: t.p.ExecutionBackend}, &s.hello); err != nil {
 		s.close()
-		return nil, err
+		return err
 	}
 	if s.hello.Protocol != Protocol {
 		s.close()
-		return nil, fmt.Errorf("worker %s speaks %q, not %q (run: simjecture worker prepare %s): %w", t.p.ID, s.hello.Protocol, Protocol, t.p.ID, ErrRefused)
+		return fmt.Errorf("worker %s speaks %q, not %q (run: simjecture worker prepare %s): %w", t.p.ID, s.hello.Protocol, Protocol, t.p.ID, ErrRefused)
 	}
-	return s, nil
+	return nil
 }
 
 // startLocked starts cmd on a locked OS thread, so its parent-death signal
@@ -111,7 +126,9 @@ func (s *session) read(r io.Reader) {
 		case <-w.gone: // its caller stopped listening
 		}
 	}
-	_ = s.cmd.Wait()
+	if s.cmd != nil {
+		_ = s.cmd.Wait()
+	}
 	s.mu.Lock()
 	if !errors.Is(err, ErrRefused) {
 		err = s.t.explain(errors.Join(err, errors.New("session ended")), s.stderr.String())
@@ -133,7 +150,7 @@ func (s *session) alive() bool {
 
 func (s *session) close() {
 	_ = s.closer.Close()
-	if s.cmd.Process != nil {
+	if s.cmd != nil && s.cmd.Process != nil {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	<-s.dead
