@@ -44,6 +44,9 @@ func TestSlurmWorkerAddAndCheck(t *testing.T) {
 	if !strings.Contains(rep.Host, c.Partition) {
 		t.Errorf("check names %q, want the partition %s", rep.Host, c.Partition)
 	}
+	if r := runWith(t, envv, time.Minute, "doctor"); !strings.Contains(r.stdout, "ready (slurm partition "+c.Partition) {
+		t.Errorf("doctor does not list the Slurm worker as ready:\n%s", r)
+	}
 	bins, _ := os.ReadDir(filepath.Join(root, "bin"))
 	if len(bins) != 1 {
 		t.Errorf("%d binaries shipped to the shared root, want 1", len(bins))

@@ -51,6 +51,19 @@ func checkSlurmNames(p Profile) error {
 	return nil
 }
 
+// stateSlurm is doctor's line: sinfo and the partition, no job.
+func stateSlurm(ctx context.Context, p Profile, o Options) (string, bool) {
+	c, err := slurm.New(slurmConfig(p, o))
+	if err != nil {
+		return err.Error(), false
+	}
+	part, err := c.Partition(ctx)
+	if err != nil {
+		return "unreachable: " + err.Error(), false
+	}
+	return fmt.Sprintf("ready (slurm partition %s, %s)", part, p.ExecutionBackend), true
+}
+
 // slurmMachine is a Slurm cluster of the pool.
 type slurmMachine struct {
 	p Profile

@@ -71,6 +71,8 @@ type KindInfo struct {
 	Prepare func(ctx context.Context, p Profile, o Options, log func(string)) error
 	// Probe connects and reports the worker's readiness.
 	Probe func(ctx context.Context, p Profile, o Options) (CheckReport, error)
+	// State is doctor's line about the worker: it connects, runs nothing.
+	State func(ctx context.Context, p Profile, o Options) (string, bool)
 }
 
 // kindTable is every kind of machine. Adding one is a row here plus its own
@@ -80,15 +82,15 @@ var kindTable = []KindInfo{
 		Kind: KindLocal, Summary: "this host",
 		Check: checkLocal, Open: openLocal,
 		Prepare: func(context.Context, Profile, Options, func(string)) error { return nil },
-		Probe:   probeLocal,
+		Probe:   probeLocal, State: stateLocal,
 	},
 	{
 		Kind: KindSSH, Summary: "a machine reached with the system OpenSSH client", Remote: true,
-		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH,
+		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH, State: stateSSH,
 	},
 	{
 		Kind: KindSlurm, Summary: "a Slurm cluster: one experiment, one batch job", Remote: true,
-		Check: checkSlurm, Open: openSlurm, Prepare: prepareSlurm, Probe: probeSlurm,
+		Check: checkSlurm, Open: openSlurm, Prepare: prepareSlurm, Probe: probeSlurm, State: stateSlurm,
 	},
 }
 
