@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +26,7 @@ const envWorkerGrace = "SIMJECTURE_WORKER_ORPHAN_GRACE"
 // on the worker itself and are not listed in the usage.
 func workerSubcommands() []command {
 	return []command{
-		{"add", "add an SSH worker profile", workerAdd},
+		{"add", "add a worker profile: an SSH machine, or a Slurm cluster (--slurm)", workerAdd},
 		{"prepare", "ship this binary to a worker and provision it, then check it", workerPrepare},
 		{"check", "check a worker: protocol, clock, backend, capacity and one trivial experiment", workerCheck},
 		{"list", "list the worker profiles", workerList},
@@ -96,7 +97,10 @@ func workerAdd(_ context.Context, args []string, io stdio) int {
 	backend := fs.String("execution-backend", string(sandbox.Bubblewrap), "execution backend on the worker: "+strings.Join(executionBackendNames(), ", "))
 	fs.IntVar(&p.CPUs, "cpus", 2, "CPU slots for admission")
 	fs.Int64Var(&p.MemoryMB, "memory-mb", 4096, "memory for admission (MiB)")
-	fs.IntVar(&p.MaxJobs, "max-jobs", 2, "experiments at once")
+	fs.IntVar(&p.MaxJobs, "max-jobs", 2, "experiments at once (for Slurm: jobs queued or running)")
+	isSlurm := fs.Bool("slurm", false, "a Slurm cluster: each experiment one batch job (--root: a SHARED_DIR every node sees)")
+	fs.StringVar(&p.Partition, "partition", "", "Slurm partition (default: the cluster's)")
+	fs.StringVar(&p.Account, "account", "", "Slurm account (default: the user's)")
 	if code, done := parse(fs, args, 1, io); done {
 		return code
 	}
@@ -104,6 +108,9 @@ func workerAdd(_ context.Context, args []string, io stdio) int {
 		return fail(io, fmt.Errorf("worker add needs the worker ID: %w", errUsage))
 	}
 	p.ID, p.ExecutionBackend = fs.Arg(0), sandbox.Backend(*backend)
+	if err := slurmProfile(fs, &p, *isSlurm); err != nil {
+		return fail(io, invalid(err))
+	}
 	if err := completeProfile(fs, &p); err != nil {
 		return fail(io, invalid(err))
 	}
@@ -117,8 +124,37 @@ func workerAdd(_ context.Context, args []string, io stdio) int {
 	if err := reg.Save(p); err != nil {
 		return fail(io, invalid(err))
 	}
-	fmt.Fprintf(io.out, "added worker %s (%s@%s:%d, root %s); next: simjecture worker prepare %s\n", p.ID, p.User, p.Host, p.Port, p.Root, p.ID)
+	where := fmt.Sprintf("%s@%s:%d", p.User, p.Host, p.Port)
+	if p.Kind == machine.KindSlurm {
+		where = "slurm partition " + cmp.Or(p.Partition, "(default)")
+	}
+	fmt.Fprintf(io.out, "added worker %s (%s, root %s); next: simjecture worker prepare %s\n", p.ID, where, p.Root, p.ID)
 	return exitOK
+}
+
+// slurmProfile makes p a Slurm profile when --slurm is given: its cluster
+// allocates cpus and memory, so admission is bounded by --max-jobs unless
+// --cpus or --memory-mb are given. The Slurm flags need --slurm.
+func slurmProfile(fs *pflag.FlagSet, p *machine.Profile, isSlurm bool) error {
+	if !isSlurm {
+		for _, f := range []string{"partition", "account"} {
+			if fs.Changed(f) {
+				return fmt.Errorf("--%s is for a Slurm worker (--slurm): %w", f, machine.ErrInvalid)
+			}
+		}
+		return nil
+	}
+	p.Kind = machine.KindSlurm
+	if !fs.Changed("port") {
+		p.Port = 0
+	}
+	if !fs.Changed("cpus") {
+		p.CPUs = 65536
+	}
+	if !fs.Changed("memory-mb") {
+		p.MemoryMB = 16 << 20
+	}
+	return nil
 }
 
 // completeProfile applies defaults, makes file paths absolute and validates.

@@ -21,6 +21,7 @@ import (
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/provider/scripted"
 	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/sandbox/slurm"
 )
 
 // Exit codes of study, resume and demo (contract section 2).
@@ -38,6 +39,8 @@ func main() {
 			os.Exit(sandbox.HelperMain(os.Args[2:]))
 		case sandbox.EnclosedArg:
 			os.Exit(sandbox.EnclosedMain(os.Args[2:]))
+		case slurm.JobArg:
+			os.Exit(slurm.JobMain(os.Args[2:]))
 		case scripted.Command:
 			os.Exit(scripted.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		}

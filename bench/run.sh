@@ -27,6 +27,8 @@ else
 fi
 echo "== bench grade: an honest kepler-energy submission (6 sandboxed case runs) vs the same reducer run bare"
 go test -run '^$' -bench 'BenchmarkGrade' -benchtime 10x ./engine/benchtask/ | grep Benchmark
+echo "== sandbox/slurm: one trivial experiment as a Slurm job vs srun true and sbatch --wait (test cluster; root)"
+go test -run '^$' -bench 'TrivialExperimentVsSrunTrue' -benchtime "${SLURM_N:-10}x" ./sandbox/slurm/ | grep -E 'Benchmark|SKIP' || true
 echo "== engine: supervisor memory over 3000 experiments"
 go test -run '^$' -bench 'SupervisorMemory' -benchtime 1x ./engine/ | grep Benchmark
 echo "== engine: lab status and lab brief at 100, 1,000 and 3,000 experiments (ratio-3000/100 ≤ 1.5)"

@@ -30,6 +30,7 @@ const (
 	EvExperimentFinished         EventType = "experiment_finished"
 	EvExperimentInterrupted      EventType = "experiment_interrupted"
 	EvExperimentCancelRequested  EventType = "experiment_cancel_requested"
+	EvExperimentPlaced           EventType = "experiment_placed"
 	EvClaimCommitted             EventType = "claim_committed"
 	EvClaimStatus                EventType = "claim_status"
 	EvReviewQueued               EventType = "review_queued"
@@ -62,7 +63,7 @@ func EventTypes() []EventType {
 	return []EventType{
 		EvStudyCreated, EvStudyState, EvActivity, EvTurnStarted, EvIdleTurn, EvSessionRecovery,
 		EvExperimentQueued, EvExperimentStarted, EvExperimentFinished, EvExperimentInterrupted,
-		EvExperimentCancelRequested, EvClaimCommitted, EvClaimStatus, EvReviewQueued, EvReviewResolved,
+		EvExperimentCancelRequested, EvExperimentPlaced, EvClaimCommitted, EvClaimStatus, EvReviewQueued, EvReviewResolved,
 		EvReviewFailed, EvNoteAdded, EvControlRequested, EvHarnessError, EvProviderReconnectScheduled,
 		EvProviderReconnected, EvProviderNeedsAttention, EvUsage, EvRecord,
 		EvClaimRegistered, EvContractRegistered, EvEvidenceLinked, EvClaimClosed,
@@ -150,6 +151,16 @@ func (p ExperimentFinishedPayload) MarshalJSON() ([]byte, error) {
 // ExperimentInterruptedPayload is an experiment a dead supervisor left running.
 type ExperimentInterruptedPayload struct {
 	Experiment string `json:"experiment"`
+}
+
+// ExperimentPlacedPayload says where a running experiment stands on a
+// worker that reports it (a Slurm job queued, then running on its node).
+type ExperimentPlacedPayload struct {
+	Experiment string `json:"experiment"`
+	Job        string `json:"job"`
+	Machine    string `json:"machine"`
+	Node       string `json:"node"`
+	State      string `json:"state"`
 }
 
 // ExperimentCancelRequestedPayload is the agent's cancel of an experiment.
@@ -291,6 +302,7 @@ func (ExperimentStartedPayload) eventType() EventType          { return EvExperi
 func (ExperimentFinishedPayload) eventType() EventType         { return EvExperimentFinished }
 func (ExperimentInterruptedPayload) eventType() EventType      { return EvExperimentInterrupted }
 func (ExperimentCancelRequestedPayload) eventType() EventType  { return EvExperimentCancelRequested }
+func (ExperimentPlacedPayload) eventType() EventType           { return EvExperimentPlaced }
 func (ClaimCommittedPayload) eventType() EventType             { return EvClaimCommitted }
 func (ClaimStatusPayload) eventType() EventType                { return EvClaimStatus }
 func (ReviewQueuedPayload) eventType() EventType               { return EvReviewQueued }

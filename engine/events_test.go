@@ -22,7 +22,7 @@ import (
 var allPayloads = []payload{
 	StudyCreatedPayload{}, StudyStatePayload{}, ActivityPayload{}, TurnStartedPayload{},
 	IdleTurnPayload{}, SessionRecoveryPayload{}, ExperimentQueuedPayload{}, ExperimentStartedPayload{},
-	ExperimentFinishedPayload{}, ExperimentInterruptedPayload{}, ExperimentCancelRequestedPayload{},
+	ExperimentFinishedPayload{}, ExperimentInterruptedPayload{}, ExperimentCancelRequestedPayload{}, ExperimentPlacedPayload{},
 	ClaimCommittedPayload{}, ClaimStatusPayload{}, ReviewQueuedPayload{}, ReviewResolvedPayload{},
 	ReviewFailedPayload{}, NoteAddedPayload{}, ControlRequestedPayload{}, HarnessErrorPayload{},
 	ProviderReconnectScheduledPayload{}, ProviderReconnectedPayload{}, ProviderNeedsAttentionPayload{},

@@ -207,6 +207,11 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 	if err == nil {
 		res, err = e.runOn(ctx, &r, spec)
 	}
+	if final, ok := stoppedOutside(r, res, err); ok {
+		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, sandbox.Result{}) })
+		e.notify()
+		return
+	}
 	if lost, ok := lostOnWorker(err); ok {
 		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeLost(ctx, r, lost) })
 		e.notify()

@@ -40,7 +40,8 @@ func (e *executor) place(r *Receipt) {
 	}
 }
 
-// runOn runs r on the machine it was admitted to; a worker names its node in r.Remote.
+// runOn runs r on the machine it was admitted to. A worker that names
+// where the run happened (a Slurm job and its node) updates r.Remote.
 func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sandbox.Result, error) {
 	e.mu.Lock()
 	s := e.running[r.ID].slot
@@ -48,11 +49,48 @@ func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sa
 	if s.m == nil {
 		return e.run(ctx, spec)
 	}
-	res, remote, err := s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
-	if remote.Node != "" && r.Remote != nil {
-		r.Remote.Node = remote.Node // the worker's own host name, for the receipt
+	var res sandbox.Result
+	var remote machine.Remote
+	var err error
+	if w, ok := s.m.(machine.Watcher); ok {
+		res, remote, err = w.RunWatched(ctx, jobID(e.k.StudyID, r.ID), spec, func(p machine.Remote) { e.placed(ctx, r.ID, s.id, p) })
+	} else {
+		res, remote, err = s.m.Run(ctx, jobID(e.k.StudyID, r.ID), spec)
 	}
+	r.Remote = mergeRemote(r.Remote, remote)
 	return res, err
+}
+
+// placed records where a running experiment stands on its worker.
+func (e *executor) placed(ctx context.Context, id, machineID string, p machine.Remote) {
+	err := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := getReceipt(tx, id)
+		if err != nil || cur.Status != ExpRunning {
+			return err
+		}
+		cur.Remote = mergeRemote(cur.Remote, p)
+		if _, err := putReceipt(tx, cur); err != nil {
+			return err
+		}
+		return appendEvent(tx, ExperimentPlacedPayload{Experiment: id, Job: p.Job, Machine: machineID, Node: p.Node, State: p.State})
+	})
+	if err != nil {
+		e.report(ctx, "record where an experiment runs", err)
+		return
+	}
+	e.notify()
+}
+
+// stoppedOutside turns a run its worker's operator stopped (scancel) into
+// a cancelled receipt naming the reason.
+func stoppedOutside(r Receipt, res sandbox.Result, err error) (Receipt, bool) {
+	if !errors.Is(err, machine.ErrStoppedOutside) {
+		return r, false
+	}
+	res.Cancelled = false
+	final := finishReceipt(r, res, nil)
+	final.Status, final.Error = ExpCancelled, err.Error()
+	return final, true
 }
 
 // lostOnWorker reports whether err means the worker lost the experiment or
@@ -77,6 +115,9 @@ func (e *executor) writeLost(ctx context.Context, r Receipt, reason error) error
 		}
 		now := time.Now().UTC()
 		cur.Status, cur.FinishedAt, cur.Error = ExpInterrupted, &now, reason.Error()
+		if r.Remote != nil {
+			cur.Remote = r.Remote
+		}
 		if _, err := putReceipt(tx, cur); err != nil {
 			return err
 		}
@@ -116,4 +157,28 @@ func (e *executor) adopt(r Receipt) bool {
 		}
 	}
 	return false
+}
+
+// mergeRemote is the receipt's remote after a run: what admission recorded
+// (an SSH worker's host and job) with what the worker reported filled in
+// (its node; a Slurm job, its node and state). Nil when neither names one.
+func mergeRemote(cur *machine.Remote, got machine.Remote) *machine.Remote {
+	if cur == nil {
+		if got == (machine.Remote{}) {
+			return nil
+		}
+		return &got
+	}
+	out := *cur
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&out.Host, got.Host}, {&out.Scheduler, got.Scheduler}, {&out.Job, got.Job}, {&out.Node, got.Node}, {&out.State, got.State},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+	return &out
 }

@@ -4,8 +4,9 @@
 #   deps.sh run   bubblewrap (the default isolation backend), proot (the
 #                 cooperative fallback) and python3 (the demo's simulations)
 #   deps.sh test  the same plus tmux (TUI tests), util-linux's setpriv
-#                 (tests as an unprivileged uid), npm (the Codex and Claude Code CLI tests) and
-#                 openssh-server/openssh-client (the SSH worker tests' sshd)
+#                 (tests as an unprivileged uid), npm (the Codex and Claude Code CLI tests),
+#                 openssh-server/openssh-client (the SSH worker tests' sshd) and
+#                 Slurm with munge (the Slurm worker tests' own test cluster)
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
@@ -17,6 +18,9 @@ if [ "${1:-run}" = test ]; then
   command -v npm     >/dev/null 2>&1 || need+=(npm)
   [ -x /usr/sbin/sshd ]              || need+=(openssh-server)
   command -v ssh     >/dev/null 2>&1 || need+=(openssh-client)
+  command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm)
+  command -v sbatch    >/dev/null 2>&1 || need+=(slurm-client)
+  command -v munged    >/dev/null 2>&1 || need+=(munge)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -65,6 +65,9 @@ var sentences = map[engine.EventType]sentence{
 	engine.EvExperimentInterrupted: says(func(p engine.ExperimentInterruptedPayload) string {
 		return ref(p.Experiment) + " interrupted: its supervisor stopped"
 	}),
+	engine.EvExperimentPlaced: says(func(p engine.ExperimentPlacedPayload) string {
+		return strings.TrimSuffix(fmt.Sprintf("%s %s on %s as job %s, node %s", ref(p.Experiment), p.State, p.Machine, p.Job, p.Node), ", node ")
+	}),
 	engine.EvExperimentCancelRequested: says(func(p engine.ExperimentCancelRequestedPayload) string {
 		return strings.TrimSuffix("cancel of "+ref(p.Experiment)+" asked: "+p.Reason, ": ")
 	}),

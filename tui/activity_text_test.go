@@ -39,6 +39,8 @@ func TestEventTextSentences(t *testing.T) {
 			"exp_1a2b3c4d… failed in 12 s (memory limit exceeded)"},
 		{engine.EvExperimentFinished, engine.ExperimentFinishedPayload{Experiment: exp, Status: "cancelled", NeverRan: true}, "exp_1a2b3c4d… cancelled"},
 		{engine.EvExperimentInterrupted, engine.ExperimentInterruptedPayload{Experiment: exp}, "exp_1a2b3c4d… interrupted: its supervisor stopped"},
+		{engine.EvExperimentPlaced, engine.ExperimentPlacedPayload{Experiment: exp, Machine: "hpc", Job: "12", State: "queued"}, "exp_1a2b3c4d… queued on hpc as job 12"},
+		{engine.EvExperimentPlaced, engine.ExperimentPlacedPayload{Experiment: exp, Machine: "hpc", Job: "12", Node: "n1", State: "running"}, "exp_1a2b3c4d… running on hpc as job 12, node n1"},
 		{engine.EvExperimentCancelRequested, engine.ExperimentCancelRequestedPayload{Experiment: exp, Reason: "wrong step"}, "cancel of exp_1a2b3c4d… asked: wrong step"},
 		{engine.EvClaimCommitted, engine.ClaimCommittedPayload{Claim: "claim_24b0e25f8d33", Parent: root, Statement: "Leapfrog\nconserves it."},
 			"claim claim_24b0e2… committed under root: Leapfrog conserves it."},

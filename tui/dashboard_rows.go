@@ -244,7 +244,11 @@ func (m dashModel) experimentRows(narrow bool) []string {
 		if e.Machine != "" && e.Machine != "local" {
 			b += "@" + e.Machine // a worker's run: the machine beside its backend
 		}
-		out = append(out, m.experimentCols(shortID(e.ID), string(m.expStatus(e)), b, wall, peak, narrow)+" "+storyCols(e))
+		status := string(m.expStatus(e))
+		if status == string(engine.ExpRunning) && e.Remote != nil && e.Remote.State == "queued" {
+			status = "queued" // a scheduler's job still waiting on its machine
+		}
+		out = append(out, m.experimentCols(shortID(e.ID), status, b, wall, peak, narrow)+" "+storyCols(e))
 	}
 	return out
 }

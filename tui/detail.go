@@ -199,6 +199,14 @@ func (m dashModel) claimDetail(c engine.Claim, w int) []string {
 // host and job.
 func machineText(e engine.Receipt) string {
 	switch {
+	case e.Remote != nil && e.Remote.Scheduler != "":
+		parts := []string{e.Remote.Scheduler + " job " + e.Remote.Job}
+		for _, p := range []string{e.Remote.State, "node " + e.Remote.Node} {
+			if p != "" && p != "node " {
+				parts = append(parts, p)
+			}
+		}
+		return e.Machine + " (" + strings.Join(parts, ", ") + ")"
 	case e.Remote != nil:
 		return fmt.Sprintf("%s (%s, job %s)", e.Machine, e.Remote.Host, e.Remote.Job)
 	case e.Machine == "" || e.Machine == "local":

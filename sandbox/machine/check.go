@@ -114,9 +114,16 @@ func trivialRun(ctx context.Context, m Machine) (*CheckRun, error) {
 // State connects to a worker and says in a few words whether it can take
 // experiments (for doctor); it runs nothing.
 func State(ctx context.Context, p Profile, o Options) (string, bool) {
-	if p.Kind == KindLocal {
-		return "this host", true
+	info, err := Describe(p.Kind)
+	if err != nil {
+		return err.Error(), false
 	}
+	return info.State(ctx, p, o)
+}
+
+func stateLocal(context.Context, Profile, Options) (string, bool) { return "this host", true }
+
+func stateSSH(ctx context.Context, p Profile, o Options) (string, bool) {
 	m := &sshMachine{p: p, t: sshTarget{p: p}, o: o}
 	defer m.Close()
 	cctx, cancel := context.WithTimeout(ctx, helloTimeout)

@@ -38,6 +38,10 @@ type Profile struct {
 	CPUs             int             `json:"cpus"`
 	MemoryMB         int64           `json:"memory_mb"`
 	MaxJobs          int             `json:"max_jobs"`
+	// Partition and Account are a Slurm worker's --partition and --account
+	// ("" = the cluster's defaults).
+	Partition string `json:"partition,omitempty"`
+	Account   string `json:"account,omitempty"`
 	// OrphanGrace is the worker's grace, in seconds, before it stops
 	// experiments no coordinator is attached to (default 120).
 	OrphanGrace int `json:"orphan_grace_seconds,omitempty"`
@@ -172,12 +176,17 @@ type identity struct {
 	RunAs   string          `json:"run_as"`
 	Root    string          `json:"root"`
 	Backend sandbox.Backend `json:"backend"`
+	// A Slurm worker's partition and account (omitted when empty, so other
+	// kinds' hashes do not change).
+	Partition string `json:"partition,omitempty"`
+	Account   string `json:"account,omitempty"`
 }
 
 // IdentityHash is the sha256 of the worker's identity (kind, host, port,
-// user, run-as, root, backend), frozen by a study.
+// user, run-as, root, backend; for Slurm also partition and account),
+// frozen by a study.
 func (p Profile) IdentityHash() string {
-	b, _ := json.Marshal(identity{p.Kind, p.Host, p.Port, p.User, p.RunAs, p.Root, p.ExecutionBackend})
+	b, _ := json.Marshal(identity{p.Kind, p.Host, p.Port, p.User, p.RunAs, p.Root, p.ExecutionBackend, p.Partition, p.Account})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

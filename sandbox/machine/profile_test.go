@@ -132,11 +132,12 @@ func TestKindTableWired(t *testing.T) {
 	minimal := map[Kind]Profile{
 		KindLocal: LocalProfile(sandbox.Bubblewrap, 2, 1024),
 		KindSSH:   validSSH(),
+		KindSlurm: validSlurm(),
 	}
 	var kinds []Kind
 	for _, k := range Kinds() {
 		kinds = append(kinds, k.Kind)
-		if k.Summary == "" || k.Check == nil || k.Open == nil || k.Prepare == nil || k.Probe == nil {
+		if k.Summary == "" || k.Check == nil || k.Open == nil || k.Prepare == nil || k.Probe == nil || k.State == nil {
 			t.Errorf("row %s is not fully wired: %+v", k.Kind, k)
 			continue
 		}

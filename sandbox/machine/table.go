@@ -15,6 +15,7 @@ type Kind string
 const (
 	KindLocal Kind = "local"
 	KindSSH   Kind = "ssh"
+	KindSlurm Kind = "slurm"
 )
 
 // Machine runs experiments: this host, or a worker.
@@ -34,9 +35,18 @@ type Machine interface {
 
 // Remote is where a remote run happened, for the receipt.
 type Remote struct {
-	Host string `json:"host"`
-	Job  string `json:"job"`
-	Node string `json:"node,omitempty"`
+	Host      string `json:"host,omitempty"`
+	Scheduler string `json:"scheduler,omitempty"` // "slurm" for a Slurm job
+	Job       string `json:"job"`
+	Node      string `json:"node,omitempty"`
+	State     string `json:"state,omitempty"` // while it runs, on a worker that reports it: queued or running
+}
+
+// Watcher is a Machine that reports where a run stands before it ends (a
+// Slurm job queued, then running on its node); report is called from the
+// run's goroutine with the run's remote.
+type Watcher interface {
+	RunWatched(ctx context.Context, job string, spec sandbox.Spec, report func(Remote)) (sandbox.Result, Remote, error)
 }
 
 // Options are what a machine needs from the host.
@@ -61,20 +71,26 @@ type KindInfo struct {
 	Prepare func(ctx context.Context, p Profile, o Options, log func(string)) error
 	// Probe connects and reports the worker's readiness.
 	Probe func(ctx context.Context, p Profile, o Options) (CheckReport, error)
+	// State is doctor's line about the worker: it connects, runs nothing.
+	State func(ctx context.Context, p Profile, o Options) (string, bool)
 }
 
-// kindTable is every kind of machine. Adding one (slurm) is a row here plus
-// its own files.
+// kindTable is every kind of machine. Adding one is a row here plus its own
+// files (slurm.go and the sandbox/slurm package for the Slurm row).
 var kindTable = []KindInfo{
 	{
 		Kind: KindLocal, Summary: "this host",
 		Check: checkLocal, Open: openLocal,
 		Prepare: func(context.Context, Profile, Options, func(string)) error { return nil },
-		Probe:   probeLocal,
+		Probe:   probeLocal, State: stateLocal,
 	},
 	{
 		Kind: KindSSH, Summary: "a machine reached with the system OpenSSH client", Remote: true,
-		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH,
+		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH, State: stateSSH,
+	},
+	{
+		Kind: KindSlurm, Summary: "a Slurm cluster: one experiment, one batch job", Remote: true,
+		Check: checkSlurm, Open: openSlurm, Prepare: prepareSlurm, Probe: probeSlurm, State: stateSlurm,
 	},
 }
 
