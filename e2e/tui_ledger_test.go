@@ -1,0 +1,39 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestTUIShowsTheClaimLedger runs the structured and the frontier demo to
+// the end, then opens each in the TUI at 120x36: the Claims tree shows the
+// contract state and the kind and relation, the Study pane the mode and
+// the last role on its claim, the Reviews pane the stages; the repair's
+// detail lists its contract with its state and its counting link.
+func TestTUIShowsTheClaimLedger(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ mode, role, relation string }{
+		{"structured", "falsifier", "sci repairs"},
+		{"frontier", "researcher", "sci repairs"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "demo")
+			if r := sj(t, "", "demo", dir, "--mode", c.mode, "--batch"); r.code != 0 {
+				t.Fatalf("demo --mode %s --batch: %s", c.mode, r)
+			}
+			s := tuiScreenSized(t, 120, 36, tuiEnv(), bin, "tui", "--campaign", dir)
+			s.waitText(10*time.Second, "COMPLETED", "Claims (2)", "v1 approved · sci", c.relation,
+				fmt.Sprintf("Mode: %s · %s on claim_", c.mode, c.role), "support · sufficient")
+			s.keys("j", "Enter") // the root's child: the supported claim
+			s.waitText(5*time.Second, "kind        scientific", "Contract v1: approved", "Links: 1/1 link count", "counts")
+			if c.mode == "structured" {
+				s.waitText(5*time.Second, "relation    repairs", "counterex.")
+			}
+			s.keys("Escape", "q")
+			s.waitExit(5 * time.Second)
+		})
+	}
+}
