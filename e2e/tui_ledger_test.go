@@ -36,3 +36,23 @@ func TestTUIShowsTheClaimLedger(t *testing.T) {
 		})
 	}
 }
+
+// TestTUIHomeListsBenchmarkRuns grades a prepared, honestly solved trial
+// into the workspace root with the real `bench grade`, then opens the home:
+// it lists the study-less grade under "Benchmark runs" with its task,
+// model / agent, grade and checks.
+func TestTUIHomeListsBenchmarkRuns(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := preparedTrial(t, root)
+	out := filepath.Join(root, "grade.json")
+	if r := sj(t, "", "bench", "grade", "kepler-energy", "--submission", dir, "--output", out, "--model", "m-e2e", "--agent", "a-e2e"); r.code != 0 {
+		t.Fatalf("bench grade: %s", r)
+	}
+	g := readGrade(t, out)
+	checks := fmt.Sprintf("%d/%d", len(g.Checks), len(g.Checks))
+	s := tuiScreenSized(t, 120, 36, append(tuiEnv(), "SIMJECTURE_WORKSPACE="+root), bin, "tui")
+	s.waitText(10*time.Second, "simjecture — studies in "+root, "Benchmark runs (1)", "kepler-energy", "m-e2e / a-e2e", "passed", checks)
+	s.keys("q")
+	s.waitExit(5 * time.Second)
+}
