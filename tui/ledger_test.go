@@ -139,3 +139,24 @@ func TestSteerHintOnlyWhenItCanAct(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedStudySteerOverlayTakesNoText: on an ended study the overlay
+// lists the messages, ignores typing and sends nothing on enter.
+func TestEndedStudySteerOverlayTakesNoText(t *testing.T) {
+	t.Parallel()
+	f := withGuidance(fixture())
+	f.state.Snapshot.Status = engine.StatusCompleted
+	m := openDash(t, f, false, 120, 36)
+	m, _ = step(t, m, keyMsg("s"))
+	if !m.dash.steer.open {
+		t.Fatal("s on an ended study with messages must open the list")
+	}
+	m = typeRunes(t, m, f, "one more idea")
+	m, cmd := step(t, m, keyMsg("enter"))
+	if m.dash.steer.input.Value() != "" || cmd != nil || len(f.steered) != 0 {
+		t.Fatalf("the ended study's overlay took %q (cmd %v, sent %v)", m.dash.steer.input.Value(), cmd != nil, f.steered)
+	}
+	if v := m.View(); !strings.Contains(v, "the study has ended: guidance cannot be sent") || !strings.Contains(v, "delivered at") {
+		t.Fatalf("overlay:\n%s", v)
+	}
+}
