@@ -12,8 +12,8 @@ import (
 // TestTUISteerReachesTheNextWorkerPrompt: on the dashboard of a paused
 // study, s opens the steering overlay; the message typed there is queued
 // through the engine, r resumes the study, and the next worker prompt
-// carries it; the overlay then shows it delivered, and once the study has
-// ended it refuses more guidance with the engine's message.
+// carries it; once the study has ended the footer offers `s guidance
+// (read)` and the overlay shows it delivered and takes no more guidance.
 func TestTUISteerReachesTheNextWorkerPrompt(t *testing.T) {
 	t.Parallel()
 	c := pausedInTurn1(t)
@@ -34,11 +34,12 @@ func TestTUISteerReachesTheNextWorkerPrompt(t *testing.T) {
 	s.keys("r")
 	s.waitText(60*time.Second, "COMPLETED")
 	checkPromptCarries(t, c.dir, msgs[0].ID, text)
+	s.waitText(10*time.Second, "s guidance (read)") // ended: s only lists the messages
 	s.keys("s")
-	s.waitText(5*time.Second, "Operator guidance", "delivered at")
+	s.waitText(5*time.Second, "Operator guidance", "delivered at", "the study has ended: guidance cannot be sent")
 	s.typeText("one more idea")
 	s.keys("Enter")
-	s.waitText(10*time.Second, "the study has ended (completed)")
+
 	if n := len(steeringOf(t, c.dir)); n != 1 {
 		t.Errorf("guidance refused after the end was stored: %d messages", n)
 	}

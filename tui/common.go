@@ -49,6 +49,9 @@ type StudyState struct {
 // Study, its methods do I/O and are only called in Cmds.
 type Workspace interface {
 	Studies(ctx context.Context) ([]engine.StudyEntry, error)
+	// BenchRuns lists the grade reports of benchmark trials in the same
+	// folders (engine.ListBenchRuns).
+	BenchRuns(ctx context.Context) []engine.BenchEntry
 	Probe(ctx context.Context) []engine.BackendProbe
 	// Create writes a new study and returns its folder.
 	Create(ctx context.Context, n NewStudy) (string, error)

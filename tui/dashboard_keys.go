@@ -62,10 +62,13 @@ func (m dashModel) hints() []hint {
 	if filterable(m.focus) && m.rowCount(m.focus) > 0 {
 		hs = append(hs, hintOf(k.Filter))
 	}
+	if h, ok := m.steerHint(); ok {
+		hs = append(hs, h)
+	}
 	for _, c := range []struct {
 		ok bool
 		b  key.Binding
-	}{{m.study != nil && m.loaded, k.Steer}, {m.canPause(), k.Pause}, {m.canResume(), k.Resume}, {m.canCancel(), k.Cancel},
+	}{{m.canPause(), k.Pause}, {m.canResume(), k.Resume}, {m.canCancel(), k.Cancel},
 		{m.canContinue(), k.Continue}} {
 		if c.ok {
 			hs = append(hs, hintOf(c.b))

@@ -50,6 +50,9 @@ func (m dashModel) studyLines(w int) []string {
 		hyp = append(hyp[:2], hyp[2]+" …")
 	}
 	out = append(out, hyp...)
+	if r := m.roleText(); r != "" {
+		add("Mode: ", r)
+	}
 	add("Activity: ", s.Activity)
 	if d := m.deadlineText(); d != "" {
 		add("Deadline: ", d)

@@ -93,6 +93,7 @@ func (m dashModel) studyDetail(w int) []string {
 	}
 	kv("folder", m.dir)
 	kv("status", string(s.Status))
+	kv("mode", m.roleText())
 	kv("hypothesis", m.hypothesis())
 	kv("activity", s.Activity)
 	kv("deadline", m.deadlineText())
@@ -179,14 +180,15 @@ func (m dashModel) claimDetail(c engine.Claim, w int) []string {
 	}
 	kv("acceptance", c.Acceptance)
 	kv("rationale", c.Rationale)
+	out = append(out, m.ledgerDetail(c, w)...)
 	out = append(out, m.claimExperimentLines(c.ID, w)...)
 	for _, r := range m.state.Snapshot.Reviews {
 		if r.Claim != c.ID {
 			continue
 		}
-		out = append(out, "", fmt.Sprintf("Review %s: %s (%s, %d attempts)", r.ID, r.Disposition, r.Status, r.Attempts))
+		out = append(out, "", fmt.Sprintf("Review %s: %s (%s, %d attempts)", r.ID, reviewAsks(r), r.Status, r.Attempts))
 		if r.Verdict != nil {
-			out = append(out, wrap(fmt.Sprintf("  verdict %s %s: %s", r.Verdict.Decision, r.Verdict.Disposition, r.Verdict.Rationale), w)...)
+			out = append(out, wrap(fmt.Sprintf("  verdict %s%s: %s", r.Verdict.Decision, verdictOf(r.Verdict), r.Verdict.Rationale), w)...)
 			for _, g := range r.Verdict.EvidenceGaps {
 				out = append(out, wrap("  gap: "+g, w)...)
 			}
@@ -213,4 +215,17 @@ func machineText(e engine.Receipt) string {
 		return "local (this host)"
 	}
 	return e.Machine
+}
+
+// verdictOf is what a verdict's decision line adds: minimal's disposition
+// (` falsified`), or the contract version a scientific verdict judged
+// (` on contract v2`).
+func verdictOf(v *engine.Verdict) string {
+	switch {
+	case v.Disposition != "":
+		return " " + v.Disposition
+	case v.ContractVersion > 0:
+		return fmt.Sprintf(" on contract v%d", v.ContractVersion)
+	}
+	return ""
 }

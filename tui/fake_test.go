@@ -35,6 +35,7 @@ type fakeEngine struct {
 	state    StudyState
 	procs    []engine.ProcSample
 	studies  []engine.StudyEntry
+	benches  []engine.BenchEntry
 	probes   []engine.BackendProbe
 	controls []engine.Command
 	created  []NewStudy
@@ -63,6 +64,11 @@ func (f *fakeEngine) Control(_ context.Context, command engine.Command) error {
 	f.calls.Add(1)
 	f.controls = append(f.controls, command)
 	return f.controlErr[command]
+}
+
+func (f *fakeEngine) BenchRuns(context.Context) []engine.BenchEntry {
+	f.calls.Add(1)
+	return f.benches
 }
 
 func (f *fakeEngine) Studies(context.Context) ([]engine.StudyEntry, error) {

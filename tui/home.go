@@ -18,6 +18,7 @@ import (
 type (
 	studiesMsg struct {
 		studies []engine.StudyEntry
+		benches []engine.BenchEntry
 		err     error
 	}
 	demoMsg struct {
@@ -36,6 +37,7 @@ type homeModel struct {
 	c             *Common
 	ctx           context.Context
 	studies       []engine.StudyEntry
+	benches       []engine.BenchEntry // benchmark grade reports, newest first
 	loaded        bool
 	sel           int
 	err           string
@@ -55,7 +57,7 @@ func (m homeModel) loadCmd() tea.Cmd {
 	w, ctx := m.c.Work, m.ctx
 	return func() tea.Msg {
 		s, err := w.Studies(ctx)
-		return studiesMsg{studies: s, err: err}
+		return studiesMsg{studies: s, benches: w.BenchRuns(ctx), err: err}
 	}
 }
 
@@ -130,7 +132,7 @@ func (m homeModel) handleStudies(msg studiesMsg) homeModel {
 	if m.sel < len(m.studies) {
 		dir = m.studies[m.sel].Dir
 	}
-	m.loaded, m.loading, m.studies = true, false, msg.studies
+	m.loaded, m.loading, m.studies, m.benches = true, false, msg.studies, msg.benches
 	m.listErr = ""
 	if msg.err != nil {
 		m.listErr = msg.err.Error()
@@ -220,10 +222,11 @@ func (m homeModel) View() string {
 	case len(m.studies) == 0:
 		lines = append(lines, "  No studies yet. Press n to start one, or d for the demo (no API key needed).")
 	}
-	listH := max(1, h-len(lines)-5)
+	bench := m.benchLines(w, h)
+	listH := max(1, h-len(lines)-5-len(bench))
 	lines[1] = m.listLine(listH, w)
 	lines = append(lines, m.rows(listH, w, sw)...)
-	lines = block(lines, w, h-4)
+	lines = append(block(lines, w, h-4-len(bench)), bench...)
 	if m.help {
 		lines = overlay(lines, helpBox("Keys: home", m.hints()), w)
 	}

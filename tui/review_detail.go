@@ -89,7 +89,7 @@ func (m dashModel) reviewDetail(w int) []string {
 			out = append(out, wrap(fmt.Sprintf("%-11s %s", k, v), w)...)
 		}
 	}
-	kv("asks", r.Disposition)
+	kv("asks", reviewAsks(r))
 	kv("status", fmt.Sprintf("%s · %d attempt%s", r.Status, r.Attempts, plural(r.Attempts)))
 	kv("conclusion", oneLine(r.Conclusion))
 	if c := r.Challenge; c != nil {

@@ -44,10 +44,14 @@ func newSteerInput() textinput.Model {
 }
 
 // openSteer is `s` on the dashboard: it opens the overlay once the study
-// has loaded (in read-only it lists the messages but takes none).
+// has loaded (in read-only or once the study has ended it lists the
+// messages but takes none, and with none to list it only says so).
 func (m dashModel) openSteer() (dashModel, tea.Cmd) {
 	if m.study == nil || !m.loaded {
 		return m.say("the study is still loading"), nil
+	}
+	if m.steerReadOnly() && len(m.state.Snapshot.Steering) == 0 {
+		return m.say(m.steerRefusal() + "; there is no guidance to read"), nil
 	}
 	m.steer = steerModel{open: true, input: newSteerInput()}
 	return m, nil
@@ -73,7 +77,7 @@ func (m dashModel) handleSteerKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 	case tea.KeyEnter:
 		return m.sendSteer()
 	}
-	if m.c.ReadOnly {
+	if m.steerReadOnly() {
 		return m, nil
 	}
 	var cmd tea.Cmd
@@ -86,8 +90,8 @@ func (m dashModel) handleSteerKey(msg tea.KeyMsg) (dashModel, tea.Cmd) {
 func (m dashModel) sendSteer() (dashModel, tea.Cmd) {
 	text := strings.TrimSpace(m.steer.input.Value())
 	switch {
-	case m.c.ReadOnly:
-		m.steer.err = "read-only: guidance cannot be sent from this view"
+	case m.steerReadOnly():
+		m.steer.err = m.steerRefusal()
 		return m, nil
 	case m.steer.sending:
 		return m, nil
@@ -128,7 +132,7 @@ func engineMessage(err error) string {
 
 // steerHints are the footer while the overlay is open.
 func (m dashModel) steerHints() []hint {
-	if m.c.ReadOnly {
+	if m.steerReadOnly() {
 		return []hint{{"esc", "close"}}
 	}
 	return []hint{{"type", "guidance"}, {"enter", "send"}, {"esc", "close"}}
@@ -150,8 +154,8 @@ func (m dashModel) steerLines(w int) []string {
 		lines = append(lines, fit(fmt.Sprintf("  %-22s %s", delivery(s), oneLine(s.Text)), iw))
 	}
 	lines = append(lines, "")
-	if m.c.ReadOnly {
-		lines = append(lines, "read-only: guidance cannot be sent from this view")
+	if m.steerReadOnly() {
+		lines = append(lines, m.steerRefusal())
 	} else {
 		in := m.steer.input
 		in.Width = iw - 4
@@ -177,4 +181,33 @@ func delivery(s engine.Steering) string {
 		return "delivered at " + t.UTC().Format("15:04:05")
 	}
 	return "delivered"
+}
+
+// steerReadOnly is whether the guidance overlay only lists messages: in
+// read-only, and once the study has ended (the engine refuses steering
+// then; continuing the study with C is how to go on).
+func (m dashModel) steerReadOnly() bool {
+	return m.c.ReadOnly || engine.Terminal(m.state.Snapshot.Status)
+}
+
+// steerRefusal says why guidance cannot be sent from the overlay.
+func (m dashModel) steerRefusal() string {
+	if m.c.ReadOnly {
+		return "read-only: guidance cannot be sent from this view"
+	}
+	return "the study has ended: guidance cannot be sent"
+}
+
+// steerHint is the footer's hint for `s`, when it can act: guidance to
+// send, or (read-only, or the study ended) messages to read.
+func (m dashModel) steerHint() (hint, bool) {
+	h := hintOf(m.c.Keys.Steer)
+	switch {
+	case m.study == nil || !m.loaded:
+		return h, false
+	case !m.steerReadOnly():
+		return h, true
+	}
+	h.desc += " (read)"
+	return h, len(m.state.Snapshot.Steering) > 0
 }

@@ -88,9 +88,12 @@ func (m dashModel) claimVerdict(id string) string {
 		switch {
 		case r.Claim != id:
 		case r.Verdict != nil:
+			if r.Verdict.Disposition == "" { // a scientific verdict: its stage's decision
+				return fmt.Sprintf("%s %s", r.Stage, r.Verdict.Decision)
+			}
 			return fmt.Sprintf("%s (%s)", r.Verdict.Disposition, r.Verdict.Decision)
 		case pending == "":
-			pending = r.Disposition + "? (in review)"
+			pending = reviewAsks(r) + "? (in review)"
 		}
 	}
 	return pending
@@ -108,10 +111,10 @@ func (m dashModel) claimRows(w int) []string {
 		c := n.claim
 		mark := m.statusStyle(c.Status).Render(claimMarker(c.Status))
 		lefts[i] = fmt.Sprintf("%s%s %s  ", strings.Repeat("  ", n.depth), mark, shortID(c.ID))
-		counts[i] = fmt.Sprintf("%d exp", m.claimExperiments(c.ID))
-		verdicts[i] = m.claimVerdict(c.ID)
+		counts[i], verdicts[i] = m.ledgerColumns(c)
 		cw, vw = max(cw, len(counts[i])), max(vw, ansi.StringWidth(verdicts[i]))
-		lmin, lmax = min(lmin, ansi.StringWidth(lefts[i])), max(lmax, ansi.StringWidth(lefts[i]))
+		lw := ansi.StringWidth(lefts[i]) + ansi.StringWidth(m.claimTag(c)) // the tag comes before the statement's room
+		lmin, lmax = min(lmin, lw), max(lmax, lw)
 	}
 	cols := claimCols(w-2-lmin, w-2-lmax, cw, vw)
 	out := make([]string, 0, len(nodes))
@@ -124,7 +127,7 @@ func (m dashModel) claimRows(w int) []string {
 			right += "  " + fit(verdicts[i], vw)
 		}
 		room := w - 2 - ansi.StringWidth(lefts[i]) - ansi.StringWidth(right)
-		out = append(out, lefts[i]+fit(oneLine(n.claim.Statement), room)+right)
+		out = append(out, lefts[i]+fit(m.claimTag(n.claim)+oneLine(n.claim.Statement), room)+right)
 	}
 	return out
 }

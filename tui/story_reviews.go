@@ -23,14 +23,14 @@ func reviewGlyph(r engine.Review) string {
 		return "●"
 	case r.Verdict == nil:
 		return "?"
-	case r.Verdict.Decision == "approved":
+	case r.Verdict.Decision == "approved", r.Verdict.Decision == engine.DecisionSufficient:
 		return "✓"
 	}
 	return "×"
 }
 
 func (m dashModel) reviewParts(r engine.Review) reviewParts {
-	p := reviewParts{glyph: reviewGlyph(r), id: shortID(r.ID), claim: shortID(r.Claim), asked: r.Disposition,
+	p := reviewParts{glyph: reviewGlyph(r), id: shortID(r.ID), claim: shortID(r.Claim), asked: reviewAsks(r),
 		count: fmt.Sprintf("%d exp", len(r.Experiments))}
 	switch {
 	case r.Verdict != nil:
