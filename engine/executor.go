@@ -99,6 +99,10 @@ func (e *executor) tick(ctx context.Context) error {
 		return err
 	}
 	for _, r := range queued {
+		if why := e.capabilityRefusal(r); why != nil {
+			e.refuse(ctx, r, why)
+			continue
+		}
 		if e.admit(ctx, r) {
 			if err := e.start(ctx, r); err != nil {
 				return err
@@ -127,7 +131,7 @@ func (e *executor) admit(ctx context.Context, r Receipt) bool {
 		return false
 	}
 	for _, s := range e.slots() {
-		if !s.fits(r.Resources) || (r.Capability != "" && s.m != nil) {
+		if !s.fits(r.Resources) || !s.hasCapability(e.k, r) {
 			continue
 		}
 		switch reach := s.reachable(ctx); {

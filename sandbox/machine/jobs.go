@@ -87,7 +87,7 @@ func (d *daemon) hello(ctx context.Context, f frame) (helloReply, error) {
 	host, _ := os.Hostname()
 	sum, _ := selfSHA256()
 	return helloReply{Protocol: Protocol, Host: host, UID: os.Geteuid(), Clock: time.Now().UTC(),
-		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum}, nil
+		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum, Capabilities: map[string]string{}}, nil
 }
 
 func (d *daemon) create(f frame) (createReply, error) {
