@@ -104,6 +104,9 @@ func (d *daemon) create(f frame) (createReply, error) {
 	}
 	var missing []blobState
 	for _, in := range req.Inputs {
+		if j.isCollected() {
+			break // its outcome stands; its inputs are gone
+		}
 		if have := d.blobHave(in.SHA256); have != in.Bytes || !d.blobComplete(in.SHA256) {
 			missing = append(missing, blobState{SHA256: in.SHA256, Have: have})
 		}

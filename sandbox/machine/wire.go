@@ -117,4 +117,7 @@ type JobState struct {
 	Result *sandbox.Result             `json:"result,omitempty"`
 	Files  map[string]sandbox.Artifact `json:"files,omitempty"` // the artifact folder: outputs and logs
 	PIDs   []int                       `json:"pids,omitempty"`
+	// Collected: the coordinator fetched the outputs and the worker removed
+	// the job's folder (collect.go).
+	Collected bool `json:"collected,omitempty"`
 }
