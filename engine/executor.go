@@ -32,6 +32,7 @@ type executor struct {
 	log     *slog.Logger
 	failed  func(op string, err error) // counts a failed store call (Supervisor.storeFailed)
 	pool    []*slot                    // the machines (pool.go); nil: this host alone, by cores and memMB
+	poolOK  *bool                      // the pool's recorded reachability (poolwatch.go); nil until read
 	adopted bool                       // the first tick re-attached the left-over remote experiments
 
 	mu         sync.Mutex
@@ -95,6 +96,9 @@ func (e *executor) tick(ctx context.Context) error {
 		return fmt.Errorf("executor: %w", err)
 	}
 	e.forwardCancels(running)
+	if err := e.watchPool(ctx, len(queued) > 0); err != nil {
+		return err
+	}
 	if err := e.reattach(ctx, running); err != nil {
 		return err
 	}

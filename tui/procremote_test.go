@@ -59,3 +59,31 @@ func TestRemoteExperimentInProcessMonitor(t *testing.T) {
 		t.Fatalf("enter on the remote row: focus = %d", m.dash.focus)
 	}
 }
+
+// TestAttentionNamesUnreachableWorkers: while no machine of the pool can be
+// reached, the attention line names the workers; not once the study ended.
+func TestAttentionNamesUnreachableWorkers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status engine.Status
+		down   []string
+		want   string
+	}{
+		{engine.StatusRunning, []string{"w1", "w2"}, "no machine of the pool can be reached: w1, w2 unreachable"},
+		{engine.StatusRunning, nil, ""},
+		{engine.StatusCompleted, []string{"w1"}, ""},
+	}
+	for _, tc := range cases {
+		f := fixture()
+		f.state.Snapshot.Provider = engine.ProviderState{}
+		f.state.Snapshot.Status, f.state.Snapshot.UnreachableWorkers = tc.status, tc.down
+		m := openDash(t, f, false, 120, 40)
+		got := m.dash.attention()
+		if (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s with %v unreachable: attention %q, want %q", tc.status, tc.down, got, tc.want)
+		}
+		if tc.want != "" && !strings.Contains(m.View(), "w1, w2 unreachable") {
+			t.Errorf("the attention line is not on the dashboard:\n%s", m.View())
+		}
+	}
+}
