@@ -65,3 +65,20 @@ func TestWorkerPoolUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerExperimentInProcessMonitor: a read-only TUI on a study whose
+// experiment runs on the worker shows it in the process monitor, named by
+// its machine, host and job, with "remote" for the figures not sampled here.
+func TestWorkerExperimentInProcessMonitor(t *testing.T) {
+	t.Parallel()
+	w := startWorkerStudy(t, "busy", 20, nil, "lo")
+	scr := tuiScreenSized(t, 160, 40, tuiEnv(), bin, "tui", "--campaign", w.c.dir, "--read-only")
+	got := scr.waitText(30*time.Second, "⟨on lo · 127.0.0.1 · job_", "remote")
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, "⟨on lo") && !strings.Contains(line, "remote") {
+			t.Errorf("the remote row shows figures it cannot know: %q", line)
+		}
+	}
+	scr.keys("q")
+	stopStudy(t, w.s, w.c, w.b)
+}
