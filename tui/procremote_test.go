@@ -61,7 +61,7 @@ func TestRemoteExperimentInProcessMonitor(t *testing.T) {
 }
 
 // TestAttentionNamesUnreachableWorkers: while no machine of the pool can be
-// reached, the attention line names the workers; not once the study ended.
+// reached, the attention line names the workers; only while the study runs.
 func TestAttentionNamesUnreachableWorkers(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -72,6 +72,7 @@ func TestAttentionNamesUnreachableWorkers(t *testing.T) {
 		{engine.StatusRunning, []string{"w1", "w2"}, "no machine of the pool can be reached: w1, w2 unreachable"},
 		{engine.StatusRunning, nil, ""},
 		{engine.StatusCompleted, []string{"w1"}, ""},
+		{engine.StatusPaused, []string{"w1"}, ""},
 	}
 	for _, tc := range cases {
 		f := fixture()
