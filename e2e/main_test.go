@@ -215,6 +215,7 @@ type snapshot struct {
 	Notes            []struct {
 		Statement string `json:"statement"`
 	} `json:"notes"`
+	UnreachableWorkers []string `json:"unreachable_workers"`
 }
 
 // notes renders the study's notes (the test agent explains itself there).

@@ -51,6 +51,7 @@ func TestWorkerStudyRunsRemote(t *testing.T) {
 	if r := sj(t, "", "verify", "--campaign", remote.dir); r.code != 0 {
 		t.Fatalf("verify of the remote study: %s", r)
 	}
+	checkWorkerCleaned(t, root, len(snap.Experiments))
 	local := newCampaign(t, "cubes")
 	if r := sj(t, "", local.args(120, 60)...); r.code != 0 {
 		t.Fatalf("the same study on this host: %s", r)

@@ -55,6 +55,8 @@ const (
 	EvAdjudicated                EventType = "adjudicated"
 	EvAssignmentStarted          EventType = "assignment_started"
 	EvHandoff                    EventType = "handoff"
+	EvPoolUnreachable            EventType = "pool_unreachable"
+	EvPoolRecovered              EventType = "pool_recovered"
 )
 
 // EventTypes lists every event type, in the order of the constants above
@@ -69,6 +71,7 @@ func EventTypes() []EventType {
 		EvClaimRegistered, EvContractRegistered, EvEvidenceLinked, EvClaimClosed,
 		EvSteeringQueued, EvSteeringDelivered,
 		EvReviewRequested, EvContractReviewed, EvAdjudicated, EvAssignmentStarted, EvHandoff,
+		EvPoolUnreachable, EvPoolRecovered,
 	}
 }
 
@@ -384,3 +387,18 @@ func (ContractReviewedPayload) eventType() EventType  { return EvContractReviewe
 func (AdjudicatedPayload) eventType() EventType       { return EvAdjudicated }
 func (AssignmentStartedPayload) eventType() EventType { return EvAssignmentStarted }
 func (HandoffPayload) eventType() EventType           { return EvHandoff }
+
+// PoolUnreachablePayload says no machine of the study's pool can be
+// reached: queued experiments wait. Reason is the first worker's error.
+type PoolUnreachablePayload struct {
+	Reason  string   `json:"reason"`
+	Workers []string `json:"workers"`
+}
+
+// PoolRecoveredPayload says a machine of the pool can be reached again.
+type PoolRecoveredPayload struct {
+	Worker string `json:"worker"`
+}
+
+func (PoolUnreachablePayload) eventType() EventType { return EvPoolUnreachable }
+func (PoolRecoveredPayload) eventType() EventType   { return EvPoolRecovered }

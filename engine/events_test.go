@@ -29,6 +29,7 @@ var allPayloads = []payload{
 	UsagePayload{}, RecordPayload{}, ClaimRegisteredPayload{}, ContractRegisteredPayload{},
 	EvidenceLinkedPayload{}, ClaimClosedPayload{}, SteeringQueuedPayload{}, SteeringDeliveredPayload{},
 	ReviewRequestedPayload{}, ContractReviewedPayload{}, AdjudicatedPayload{}, AssignmentStartedPayload{}, HandoffPayload{},
+	PoolUnreachablePayload{}, PoolRecoveredPayload{},
 }
 
 // eventSource is what the package's non-test files say about events.

@@ -32,6 +32,7 @@ type executor struct {
 	log     *slog.Logger
 	failed  func(op string, err error) // counts a failed store call (Supervisor.storeFailed)
 	pool    []*slot                    // the machines (pool.go); nil: this host alone, by cores and memMB
+	poolOK  *bool                      // the pool's recorded reachability (poolwatch.go); nil until read
 	adopted bool                       // the first tick re-attached the left-over remote experiments
 
 	mu         sync.Mutex
@@ -95,10 +96,17 @@ func (e *executor) tick(ctx context.Context) error {
 		return fmt.Errorf("executor: %w", err)
 	}
 	e.forwardCancels(running)
+	if err := e.watchPool(ctx, len(queued) > 0); err != nil {
+		return err
+	}
 	if err := e.reattach(ctx, running); err != nil {
 		return err
 	}
 	for _, r := range queued {
+		if why := e.capabilityRefusal(r); why != nil {
+			e.refuse(ctx, r, why)
+			continue
+		}
 		if e.admit(ctx, r) {
 			if err := e.start(ctx, r); err != nil {
 				return err
@@ -127,7 +135,7 @@ func (e *executor) admit(ctx context.Context, r Receipt) bool {
 		return false
 	}
 	for _, s := range e.slots() {
-		if !s.fits(r.Resources) || (r.Capability != "" && s.m != nil) {
+		if !s.fits(r.Resources) || !s.hasCapability(e.k, r) {
 			continue
 		}
 		switch reach := s.reachable(ctx); {

@@ -16,7 +16,7 @@ import (
 // slots is the pool, or this host alone; e.mu held.
 func (e *executor) slots() []*slot {
 	if e.pool == nil {
-		e.pool = []*slot{{id: machine.LocalID, cpus: e.cores, memMB: e.memMB}}
+		e.pool = []*slot{localSlot(e.k, e.cores, e.memMB)}
 	}
 	return e.pool
 }

@@ -57,6 +57,8 @@ type StudyHeader struct {
 	Provider         ProviderState   `json:"provider"`
 	Usage            Usage           `json:"usage"`
 	LastError        string          `json:"last_error,omitempty"`
+	// UnreachableWorkers: while no machine of the pool can be reached, its workers.
+	UnreachableWorkers []string `json:"unreachable_workers,omitempty"`
 }
 
 // ReceiptLine is a receipt without its log tails (lab status with the

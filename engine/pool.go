@@ -117,12 +117,15 @@ type slot struct {
 	used     Resources
 	jobs     int
 	remoteOf string // the worker's host, for receipts
+
+	caps      map[string]string // this host's capability manifest hashes (poolcaps.go)
+	capsKnown bool
 }
 
 // openPool builds the executor's slots: this host from its cores and
 // memory, each worker from its profile.
 func openPool(k Contract, selfExe string, cores int, memMB int64) ([]*slot, error) {
-	localSlot := &slot{id: machine.LocalID, cpus: cores, memMB: memMB}
+	localSlot := localSlot(k, cores, memMB)
 	if len(k.Workers) == 0 {
 		return []*slot{localSlot}, nil
 	}

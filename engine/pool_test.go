@@ -102,9 +102,70 @@ func TestAdmissionPlacement(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w.reach = tc.reach
 			remote := &slot{id: "w1", m: w, cpus: 2, memMB: 1024, maxJobs: 1}
-			local := &slot{id: "local", cpus: 4, used: Resources{CPUs: tc.localUsed}}
-			e := &executor{pool: []*slot{remote, local}, running: map[string]*runningExp{}}
+			local := &slot{id: "local", cpus: 4, used: Resources{CPUs: tc.localUsed}, caps: map[string]string{"solver": "h1"}, capsKnown: true}
+			e := &executor{pool: []*slot{remote, local}, running: map[string]*runningExp{},
+				k: Contract{CapabilityHashes: map[string]string{"solver": "h1"}}}
 			r := Receipt{ID: "exp_1", Capability: tc.cap, Resources: Resources{CPUs: 1, MemoryMB: 512}}
+			got := ""
+			if e.admit(context.Background(), r) {
+				got = e.running[r.ID].slot.id
+			}
+			if got != tc.want {
+				t.Errorf("admitted to %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// capMachine is a worker that reports capability hashes (known once reached).
+type capMachine struct {
+	fakeMachine
+	caps  map[string]string
+	known bool
+}
+
+func (c *capMachine) CapabilityHashes() (map[string]string, bool) { return c.caps, c.known }
+
+// TestCapabilityPlacement: an experiment with a capability goes only to a
+// machine whose manifest hash for it is the frozen one; when none of the
+// pool has it (and every worker has reported), it is refused with each
+// machine's reason; a worker that has not reported yet keeps it waiting.
+func TestCapabilityPlacement(t *testing.T) {
+	t.Parallel()
+	frozen := Contract{CapabilityHashes: map[string]string{"solver": "h1"}}
+	cases := []struct {
+		name    string
+		worker  map[string]string
+		known   bool
+		local   map[string]string
+		want    string // the slot admitted to; "" none
+		refusal []string
+	}{
+		{"worker with the same hash", map[string]string{"solver": "h1"}, true, nil, "w1", nil},
+		{"worker reports none: local", map[string]string{}, true, map[string]string{"solver": "h1"}, "local", nil},
+		{"worker with another hash: local", map[string]string{"solver": "h2"}, true, map[string]string{"solver": "h1"}, "local", nil},
+		{"nowhere", map[string]string{}, true, map[string]string{"solver": "h9"},
+			"", []string{"capability solver", "local: its runtime or manifest changed since the study was created", "w1: not installed on the worker"}},
+		{"other hash on the worker, none here", map[string]string{"solver": "h2"}, true, nil,
+			"", []string{"local: not in the study's capabilities folder", "w1: its manifest hash differs"}},
+		{"worker not reported yet waits", nil, false, nil, "", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &capMachine{fakeMachine: fakeMachine{id: "w1"}, caps: tc.worker, known: tc.known}
+			remote := &slot{id: "w1", m: w, cpus: 2, memMB: 1024}
+			local := &slot{id: "local", cpus: 4, caps: tc.local, capsKnown: true}
+			e := &executor{k: frozen, pool: []*slot{remote, local}, running: map[string]*runningExp{}}
+			r := Receipt{ID: "exp_1", Capability: "solver", Resources: Resources{CPUs: 1, MemoryMB: 512}}
+			why := e.capabilityRefusal(r)
+			for _, want := range tc.refusal {
+				if why == nil || !strings.Contains(why.Error(), want) {
+					t.Errorf("refusal = %v, want it to contain %q", why, want)
+				}
+			}
+			if len(tc.refusal) == 0 && why != nil {
+				t.Errorf("refused: %v", why)
+			}
 			got := ""
 			if e.admit(context.Background(), r) {
 				got = e.running[r.ID].slot.id

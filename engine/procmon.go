@@ -47,6 +47,16 @@ type ProcSample struct {
 	// experiment's program: LauncherBwrap, LauncherPRoot or LauncherRunner
 	// (the sandbox helper); "" for the program and every other process.
 	Launcher string
+	// Remote is set for an experiment running on a worker (RemoteSamples):
+	// it has no pid here, and its CPU and memory are not sampled.
+	Remote *RemoteProc
+}
+
+// RemoteProc is where a remote experiment of the process monitor runs.
+type RemoteProc struct {
+	Machine string // the worker id
+	Host    string // the worker's host, as its profile names it
+	Job     string // the worker's job id
 }
 
 // Launchers of an experiment's program (ProcSample.Launcher).

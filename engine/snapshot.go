@@ -81,6 +81,7 @@ func readHeader(tx *store.Tx) (Snapshot, error) {
 	}
 	fillFromContract(&snap, k)
 	snap.Status, snap.Activity, snap.Turn, snap.Provider, snap.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
+	snap.UnreachableWorkers = st.UnreachableWorkers
 	snap.RecordProtection = st.RecordProtection
 	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 		return snap, err

@@ -245,6 +245,9 @@ type SupervisorState struct {
 	// RecordProtection is ProtectionEnclosed or ProtectionNone, as of the
 	// last supervisor start.
 	RecordProtection string `json:"record_protection,omitempty"`
+	// UnreachableWorkers is set while no machine of the pool can be
+	// reached (pool_unreachable until pool_recovered): those workers.
+	UnreachableWorkers []string `json:"unreachable_workers,omitempty"`
 }
 
 // Usage is the token total over every agent thread; unknown stays null.

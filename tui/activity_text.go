@@ -149,6 +149,12 @@ var sentences = map[engine.EventType]sentence{
 	engine.EvUsage: says(func(p engine.UsagePayload) string {
 		return fmt.Sprintf("turn used %s input and %s output tokens", tokenCount(p.InputTokens), tokenCount(p.OutputTokens))
 	}),
+	engine.EvPoolUnreachable: says(func(p engine.PoolUnreachablePayload) string {
+		return "no machine of the pool can be reached (" + strings.Join(p.Workers, ", ") + "): queued experiments wait · " + oneLine(p.Reason)
+	}),
+	engine.EvPoolRecovered: says(func(p engine.PoolRecoveredPayload) string {
+		return "worker " + p.Worker + " reachable again: queued experiments resume"
+	}),
 	engine.EvRecord: says(func(p engine.RecordPayload) string {
 		return fmt.Sprintf("%s %s recorded (%s)", p.Kind, ref(p.ID), p.Status)
 	}),

@@ -111,6 +111,10 @@ func (m dashModel) attention() string {
 	if m.state.Snapshot.LastError != "" && m.state.Snapshot.Status == engine.StatusPausedExternalError {
 		return m.state.Snapshot.LastError
 	}
+	if w := m.state.Snapshot.UnreachableWorkers; len(w) > 0 && m.state.Snapshot.Status == engine.StatusRunning {
+		return "no machine of the pool can be reached: " + strings.Join(w, ", ") +
+			" unreachable; queued experiments wait (simjecture worker check ID)"
+	}
 	return ""
 }
 

@@ -76,6 +76,9 @@ func (r procRow) command() string {
 		return r.Command
 	}
 	in := ""
+	if x := r.Remote; x != nil {
+		in = " ⟨on " + x.Machine + " · " + x.Host + " · " + shortJob(x.Job) + "⟩"
+	}
 	if len(r.folded) > 0 {
 		in = " ⟨in " + strings.Join(r.folded, " › ") + "⟩"
 	}
@@ -99,11 +102,24 @@ func (m dashModel) procRows(w int) []string {
 	out := make([]string, 0, len(m.procs))
 	for _, p := range m.procs {
 		cmd := fit(strings.Repeat(" ", p.Depth)+p.command(), cols)
+		if p.Remote != nil { // not sampled from here: the worker's figures are not known
+			out = append(out, fmt.Sprintf("%7s %s %2s %5s %-6s %7s %-6s %7s %s", "-", cmd, p.State, "-", "remote",
+				"-", "remote", dur(p.Elapsed), shortBackend(p.Backend)))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%7d %s %2s %5.1f %-6s %7.1f %-6s %7s %s", p.PID, cmd, p.State, p.CPUPercent,
 			sparkRange(p.CPUHistory, 6), mib(p.RSSBytes), sparkRange(mibs(p.RSSHistory), 6), dur(p.Elapsed),
 			shortBackend(p.Backend)))
 	}
 	return out
+}
+
+// shortJob is a worker's job id cut to its prefix and 8 hex digits.
+func shortJob(job string) string {
+	if len(job) > 12 {
+		return job[:12]
+	}
+	return job
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -153,6 +169,9 @@ func (m dashModel) procScale(p pane) string {
 		return ""
 	}
 	r := m.procs[m.sel[p]]
+	if r.Remote != nil {
+		return " · on " + r.Remote.Machine + ": cpu and memory not sampled"
+	}
 	n := min(len(r.CPUHistory), 6)
 	clo, chi := minMax(r.CPUHistory[len(r.CPUHistory)-n:])
 	k := min(len(r.RSSHistory), 6)
@@ -197,7 +216,7 @@ func (m dashModel) keepProcessSelection(prev []procRow) dashModel {
 		return m
 	}
 	for j, r := range m.procs {
-		if r.PID == prev[i].PID {
+		if r.PID == prev[i].PID && r.Experiment == prev[i].Experiment {
 			m.sel[paneProcesses] = j
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/simjecture/simjecture/engine"
 )
@@ -32,6 +33,7 @@ type liveStudy struct {
 	final   engine.Status
 	runErr  error
 	backend string
+	remote  []engine.Receipt // the running experiments on workers, from the last snapshot
 }
 
 // Dir is the campaign folder.
@@ -64,6 +66,7 @@ func (s *liveStudy) Refresh(ctx context.Context) (StudyState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.backend = string(snap.ExecutionBackend)
+	s.remote = remoteRunning(snap.Experiments)
 	st := StudyState{Snapshot: snap, Supervising: s.running, Final: s.final}
 	if s.runErr != nil {
 		st.RunErr = s.runErr.Error()
@@ -76,7 +79,7 @@ func (s *liveStudy) Refresh(ctx context.Context) (StudyState, error) {
 // supervises, else the supervisor recorded in the store, if it lives.
 func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) {
 	s.mu.Lock()
-	running, backend := s.running, s.backend
+	running, backend, remote := s.running, s.backend, s.remote
 	s.mu.Unlock()
 	root := os.Getpid()
 	if !running {
@@ -86,7 +89,22 @@ func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) 
 		}
 		root = pid
 	}
-	return s.mon.Sample([]int{root}, backend)
+	rows, err := s.mon.Sample([]int{root}, backend)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, engine.RemoteSamples(remote, time.Now())...), nil
+}
+
+// remoteRunning keeps the receipts running on a worker.
+func remoteRunning(exps []engine.Receipt) []engine.Receipt {
+	var out []engine.Receipt
+	for _, r := range exps {
+		if r.Status == engine.ExpRunning && r.Remote != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Control pauses, cancels or resumes the study. Pause and cancel go to

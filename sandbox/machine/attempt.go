@@ -194,6 +194,11 @@ func (a *attempt) outcome(ctx context.Context, s *session, st JobState) (sandbox
 	if err := a.fetchAll(ctx, s, st.Files); err != nil {
 		return sandbox.Result{}, err
 	}
+	if !st.Collected {
+		// Every file arrived hash-checked: the worker may remove the job's
+		// folder. A failed release leaves it there, never fails the run.
+		_ = s.call(context.WithoutCancel(ctx), opRelease, jobArgs{ID: a.req.ID}, nil)
+	}
 	return *st.Result, nil
 }
 

@@ -85,6 +85,17 @@ func (m *sshMachine) Reachable(ctx context.Context) error {
 	return fmt.Errorf("worker %s: %w", m.p.ID, ErrConnecting)
 }
 
+// CapabilityHashes are the capabilities the worker reported at its last
+// connect; ok is false until it has been reached once.
+func (m *sshMachine) CapabilityHashes() (map[string]string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sess == nil {
+		return nil, false
+	}
+	return m.sess.hello.Capabilities, true
+}
+
 // conn returns the live session, dialling a new one when needed.
 func (m *sshMachine) conn(ctx context.Context) (*session, error) {
 	m.mu.Lock()

@@ -46,7 +46,7 @@ func DaemonMain(root string, grace time.Duration) error {
 		return fmt.Errorf("the worker daemon never runs as root (use --run-as): %w", ErrInvalid)
 	}
 	state := stateDir(root)
-	for _, d := range []string{"run", "jobs", "blobs", "runs"} {
+	for _, d := range []string{"run", "jobs", "blobs", "runs", "collected"} {
 		if err := ensurePrivateDir(filepath.Join(state, d)); err != nil {
 			return err
 		}
@@ -66,6 +66,7 @@ func DaemonMain(root string, grace time.Duration) error {
 	d := &daemon{root: state, grace: grace, self: self, jobs: map[string]*job{}, probes: map[sandbox.Backend]sandbox.Report{}, idleFrom: time.Now(),
 		log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	d.reconcile()
+	d.reconcileCollected()
 	return d.serve()
 }
 
@@ -195,6 +196,8 @@ func (d *daemon) handle(ctx context.Context, w *frameWriter, f frame) {
 		res, err = d.status(f)
 	case opCancel:
 		res, err = d.cancel(f)
+	case opRelease:
+		res, err = d.release(f)
 	case opFetch:
 		err = d.fetch(w, f)
 		if err == nil {

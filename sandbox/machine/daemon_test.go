@@ -38,7 +38,7 @@ func newTestWorker(t *testing.T, grace time.Duration) *testWorker {
 	self, _ := os.Executable()
 	d := &daemon{root: stateDir(filepath.Join(dir, "root")), grace: grace, self: self, jobs: map[string]*job{},
 		probes: map[sandbox.Backend]sandbox.Report{}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), idleFrom: time.Now()}
-	for _, sub := range []string{"run", "jobs", "blobs", "runs"} {
+	for _, sub := range []string{"run", "jobs", "blobs", "runs", "collected"} {
 		if err := ensurePrivateDir(filepath.Join(d.root, sub)); err != nil {
 			t.Fatal(err)
 		}

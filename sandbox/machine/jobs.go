@@ -87,7 +87,7 @@ func (d *daemon) hello(ctx context.Context, f frame) (helloReply, error) {
 	host, _ := os.Hostname()
 	sum, _ := selfSHA256()
 	return helloReply{Protocol: Protocol, Host: host, UID: os.Geteuid(), Clock: time.Now().UTC(),
-		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum}, nil
+		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum, Capabilities: map[string]string{}}, nil
 }
 
 func (d *daemon) create(f frame) (createReply, error) {
@@ -104,6 +104,9 @@ func (d *daemon) create(f frame) (createReply, error) {
 	}
 	var missing []blobState
 	for _, in := range req.Inputs {
+		if j.isCollected() {
+			break // its outcome stands; its inputs are gone
+		}
 		if have := d.blobHave(in.SHA256); have != in.Bytes || !d.blobComplete(in.SHA256) {
 			missing = append(missing, blobState{SHA256: in.SHA256, Have: have})
 		}

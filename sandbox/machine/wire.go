@@ -41,6 +41,11 @@ type helloReply struct {
 	Backend   sandbox.Report `json:"backend"`
 	CPUs      int            `json:"cpus"`
 	BinarySHA string         `json:"binary_sha256"`
+	// Capabilities are the capability manifests the worker can run, by
+	// name, with their hashes. Protocol 1 ships no capabilities to a
+	// worker, so a daemon reports none; the coordinator places a capability
+	// experiment only where the hash matches (engine/poolcaps.go).
+	Capabilities map[string]string `json:"capabilities"`
 }
 
 // Input is one sealed file of a job, named by its hash.
@@ -112,4 +117,7 @@ type JobState struct {
 	Result *sandbox.Result             `json:"result,omitempty"`
 	Files  map[string]sandbox.Artifact `json:"files,omitempty"` // the artifact folder: outputs and logs
 	PIDs   []int                       `json:"pids,omitempty"`
+	// Collected: the coordinator fetched the outputs and the worker removed
+	// the job's folder (collect.go).
+	Collected bool `json:"collected,omitempty"`
 }
