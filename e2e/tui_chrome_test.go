@@ -174,7 +174,7 @@ func TestTUISecondLaunchFromTheForm(t *testing.T) {
 	s.typeText("Sleeping does not change the answer.")
 	s.keys("Tab", "Tab")
 	s.typeText("e2e-marker: " + marker)
-	s.keys("Tab", "Tab", "Right", "Right")
+	s.keys("Tab", "Tab", "Right", "Right", "Right") // agent backend: codex → claude → api → command
 	s.waitText(5*time.Second, "‹ command ›")
 	s.keys("Tab", "Tab")
 	s.typeText(agentPath)

@@ -25,7 +25,9 @@ func finished() *fakeEngine {
 	return f
 }
 
-func hasKey(hs []hint, k string) bool { return slices.ContainsFunc(hs, func(h hint) bool { return h.key == k }) }
+func hasKey(hs []hint, k string) bool {
+	return slices.ContainsFunc(hs, func(h hint) bool { return h.key == k })
+}
 
 // `C` shows in the footer and acts only on a finished (or out-of-budget)
 // study, never in read-only.

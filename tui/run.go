@@ -156,7 +156,9 @@ func (r *runtime) Studies(ctx context.Context) ([]engine.StudyEntry, error) {
 }
 
 // BenchRuns lists the benchmark grade reports under the root.
-func (r *runtime) BenchRuns(context.Context) []engine.BenchEntry { return engine.ListBenchRuns(r.opt.Root) }
+func (r *runtime) BenchRuns(context.Context) []engine.BenchEntry {
+	return engine.ListBenchRuns(r.opt.Root)
+}
 
 // Probe probes the execution backends.
 func (r *runtime) Probe(ctx context.Context) []engine.BackendProbe { return engine.ProbeBackends(ctx) }
