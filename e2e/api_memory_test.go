@@ -90,7 +90,9 @@ func TestAPIConversationCarriesAcrossTurns(t *testing.T) {
 func TestAPIMidTurnFailureResumesFromTheTranscript(t *testing.T) {
 	t.Parallel()
 	s := newAPIStudy(t, nil)
+	s.mock.mu.Lock() // the mock's server goroutines read it
 	s.mock.midFaults = map[int]string{1: "500"}
+	s.mock.mu.Unlock()
 	if r := sj(t, "", s.args(120, 30)...); r.code != 0 {
 		t.Fatalf("want exit 0 after the retry, got %s", r)
 	}
@@ -112,7 +114,9 @@ func TestAPIConversationStaysUnderItsLimit(t *testing.T) {
 	t.Parallel()
 	const limit = 20_000
 	s := newAPIStudy(t, nil)
+	s.mock.mu.Lock()
 	s.mock.chatty = 29
+	s.mock.mu.Unlock()
 	body, _ := json.Marshal(map[string]any{"base_url": s.mock.srv.URL + "/v1", "api_key": s.key, "max_conversation_chars": limit})
 	if err := os.WriteFile(s.conn, body, 0o600); err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func runUntilRunning(t *testing.T, c *Cluster, j Job, stop func(*Cluster, string
 	}()
 	select {
 	case job := <-running:
-		waitFor(t, 30*time.Second, "the experiment to start", func() bool { return started(c, j) })
+		waitFor(t, 90*time.Second, "the experiment to start", func() bool { return started(c, j) })
 		stop(c, job, cancel)
 	case o := <-done:
 		t.Fatalf("finished before running: %+v %v", o, <-errs)
