@@ -145,7 +145,7 @@ func slurmProfile(fs *pflag.FlagSet, p *machine.Profile, isSlurm bool) error {
 		return nil
 	}
 	p.Kind = machine.KindSlurm
-	if !fs.Changed("port") {
+	if !fs.Changed("port") && p.Host == "" {
 		p.Port = 0
 	}
 	if !fs.Changed("cpus") {
