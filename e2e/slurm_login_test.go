@@ -36,29 +36,7 @@ func TestSlurmStudyThroughLoginNode(t *testing.T) {
 		t.Fatalf("worker prepare: %s", r)
 	}
 	checkLoginWorker(t, envv)
-	camp := newCampaign(t, "cubes", "e2e-n: 300", "e2e-challenge-n: 30000")
-	if r := runWith(t, envv, 3*time.Minute, camp.args(170, 60, "--worker", "hpc")...); r.code != 0 {
-		t.Fatalf("study --worker hpc: %s", r)
-	}
-	if st := status(t, camp.dir); st.Status != "completed" {
-		t.Errorf("status %q, want completed%s", st.Status, st.notes())
-	}
-	exps := slurmReceipts(t, camp.dir)
-	if len(exps) < 2 {
-		t.Fatalf("%d experiments, want the run and its challenge", len(exps))
-	}
-	for _, e := range exps {
-		if e.Status != "succeeded" {
-			t.Errorf("receipt %s: %s (%s), want succeeded", e.ID, e.Status, e.Error)
-		}
-		checkSlurmReceipt(t, c, e)
-	}
-	if r := sj(t, "", "verify", "--campaign", camp.dir); r.code != 0 {
-		t.Errorf("verify: %s", r)
-	}
-	if !c.QueueEmpty() {
-		t.Error("jobs left in squeue after the study")
-	}
+	runSlurmStudy(t, c, envv)
 }
 
 // checkLoginWorker runs worker check: sinfo and one trivial job, both

@@ -3,15 +3,12 @@ package machine
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -152,27 +149,9 @@ func (f loginFiles) Put(src, dst string, mode os.FileMode, want string) error {
 // Get streams src from the login node into the local file dst, checking
 // the bytes that arrived against want.
 func (f loginFiles) Get(src, dst string, mode os.FileMode, want string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".part-*")
+	err := slurm.WriteChecked(dst, mode, want, func(w io.Writer) error { return f.script(readScript, nil, w, src) })
 	if err != nil {
-		return err
+		return fmt.Errorf("get %s: %w", src, err)
 	}
-	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	err = f.script(readScript, nil, io.MultiWriter(tmp, h), src)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); want != "" && got != want {
-		return fmt.Errorf("get %s: %w: recorded %s, read %s", src, slurm.ErrHashMismatch, want, got)
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	return nil
 }
