@@ -127,6 +127,9 @@ func workerAdd(_ context.Context, args []string, io stdio) int {
 	where := fmt.Sprintf("%s@%s:%d", p.User, p.Host, p.Port)
 	if p.Kind == machine.KindSlurm {
 		where = "slurm partition " + cmp.Or(p.Partition, "(default)")
+		if p.Host != "" {
+			where += fmt.Sprintf(" through login node %s@%s:%d", p.User, p.Host, p.Port)
+		}
 	}
 	fmt.Fprintf(io.out, "added worker %s (%s, root %s); next: simjecture worker prepare %s\n", p.ID, where, p.Root, p.ID)
 	return exitOK
@@ -145,7 +148,7 @@ func slurmProfile(fs *pflag.FlagSet, p *machine.Profile, isSlurm bool) error {
 		return nil
 	}
 	p.Kind = machine.KindSlurm
-	if !fs.Changed("port") {
+	if !fs.Changed("port") && p.Host == "" {
 		p.Port = 0
 	}
 	if !fs.Changed("cpus") {

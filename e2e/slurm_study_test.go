@@ -93,12 +93,26 @@ func checkSlurmReceipt(t *testing.T, c *slurmfix.Cluster, e slurmReceipt) {
 func TestSlurmStudyCompletes(t *testing.T) {
 	c := slurmfix.Start(t, slurmfix.Options{})
 	envv := addSlurmWorker(t, c, "--max-jobs", "2")
+	camp := runSlurmStudy(t, c, envv)
+	r := sj(t, "", "watch", "--campaign", camp.dir)
+	for _, want := range []string{`"machine":"hpc","node":"","state":"queued"`, `"machine":"hpc","node":"` + c.Node + `","state":"running"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no experiment_placed event with %s:\n%s", want, r)
+		}
+	}
+}
+
+// runSlurmStudy runs a study on the worker hpc of c and checks it: it
+// completes, every receipt succeeded naming its job and node, verify
+// passes and no job is left in squeue.
+func runSlurmStudy(t *testing.T, c *slurmfix.Cluster, envv []string) campaign {
+	t.Helper()
 	camp := newCampaign(t, "cubes", "e2e-n: 300", "e2e-challenge-n: 30000")
 	if r := runWith(t, envv, 3*time.Minute, camp.args(170, 60, "--worker", "hpc")...); r.code != 0 {
 		t.Fatalf("study --worker hpc: %s", r)
 	}
-	if s := status(t, camp.dir); s.Status != "completed" {
-		t.Errorf("status %q, want completed%s", s.Status, s.notes())
+	if st := status(t, camp.dir); st.Status != "completed" {
+		t.Errorf("status %q, want completed%s", st.Status, st.notes())
 	}
 	exps := slurmReceipts(t, camp.dir)
 	if len(exps) < 2 {
@@ -116,12 +130,7 @@ func TestSlurmStudyCompletes(t *testing.T) {
 	if !c.QueueEmpty() {
 		t.Error("jobs left in squeue after the study")
 	}
-	r := sj(t, "", "watch", "--campaign", camp.dir)
-	for _, want := range []string{`"machine":"hpc","node":"","state":"queued"`, `"machine":"hpc","node":"` + c.Node + `","state":"running"`} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("no experiment_placed event with %s:\n%s", want, r)
-		}
-	}
+	return camp
 }
 
 // squeueCount is the number of jobs squeue lists as pending or running.

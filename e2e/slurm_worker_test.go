@@ -53,7 +53,7 @@ func TestSlurmWorkerAddAndCheck(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"worker", "add", "hpc2", "--slurm", "--root", root, "--partition", "no/such"},
-		{"worker", "add", "hpc3", "--slurm", "--host", "login1", "--root", root},
+		{"worker", "add", "hpc3", "--slurm", "--host", "login1", "--run-as", "sj", "--root", root},
 		{"worker", "add", "hpc4", "--partition", "debug", "--host", "h1"},
 	} {
 		if r := runWith(t, envv, time.Minute, bad...); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {

@@ -23,6 +23,7 @@ type sshd struct {
 	cmd        *exec.Cmd
 	config     string // SIMJECTURE_CONFIG for the coordinator
 	addEnv     []string
+	extra      []string // more sshd_config lines (e.g. SetEnv for a login node)
 }
 
 // needSSHD skips the test when it cannot start an sshd (not root, or
@@ -39,8 +40,9 @@ func needSSHD(t *testing.T) {
 	}
 }
 
-// startSSHD starts an sshd for this test; cleanup stops it and removes the account.
-func startSSHD(t *testing.T) *sshd {
+// startSSHD starts an sshd for this test, with extra sshd_config lines;
+// cleanup stops it and removes the account.
+func startSSHD(t *testing.T, extra ...string) *sshd {
 	t.Helper()
 	needSSHD(t)
 	dir, err := os.MkdirTemp("", "sj-sshd-")
@@ -50,7 +52,7 @@ func startSSHD(t *testing.T) *sshd {
 	_ = os.Chmod(dir, 0o755)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	s := &sshd{dir: dir, login: "sjt" + randomHex(t)[:8], key: filepath.Join(dir, "client"),
-		knownHosts: filepath.Join(dir, "known_hosts"), config: filepath.Join(dir, "config")}
+		knownHosts: filepath.Join(dir, "known_hosts"), config: filepath.Join(dir, "config"), extra: extra}
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "hostkey"))
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", s.key)
 	s.addAccount(t)
@@ -89,7 +91,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 UsePAM no
-`, s.port, s.dir, s.dir, s.dir))
+%s
+`, s.port, s.dir, s.dir, s.dir, strings.Join(s.extra, "\n")))
 	s.cmd = exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", cfg)
 	s.cmd.Stderr, _ = os.Create(filepath.Join(s.dir, "sshd.log"))
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -14,7 +14,8 @@ import (
 
 // The Slurm row of the machines table: a cluster whose Slurm clients
 // (sbatch, squeue, sacct, scancel, sinfo) run on this host and whose
-// SHARED_DIR (the profile's root) is mounted here and on every node.
+// SHARED_DIR (the profile's root) is mounted here and on every node, or,
+// with a login node (--host), both reached there over SSH (slurmlogin.go).
 // sandbox/slurm does the work; this file adapts a profile to it.
 
 // ErrStoppedOutside is a run the worker's own operator stopped (an scancel
@@ -33,11 +34,20 @@ func checkSlurm(p Profile) error {
 	return nil
 }
 
-// checkSlurmHost refuses a login node: driving sbatch over SSH (and
-// staging SHARED_DIR through it) is not built yet.
+// checkSlurmHost checks the login node's SSH fields when there is one
+// (--host); without it the clients and SHARED_DIR are this host's. The
+// jobs run as the login, so --run-as has no meaning here.
 func checkSlurmHost(p Profile) error {
-	if p.Host != "" {
-		return fieldError("host", "a Slurm login node reached over SSH is not supported yet; run on a host with the Slurm clients and SHARED_DIR mounted, without --host")
+	if p.Host == "" {
+		return nil
+	}
+	if p.RunAs != "" {
+		return fieldError("run-as", "a Slurm job runs as the login account; --run-as is for SSH workers")
+	}
+	for _, c := range []func(Profile) error{checkHost, checkPort, checkAccounts} {
+		if err := c(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -81,9 +91,16 @@ func openSlurm(p Profile, o Options) (Machine, error) {
 	return &slurmMachine{p: p, c: c}, nil
 }
 
+// slurmConfig is p's cluster: with a login node (--host) its clients and
+// SHARED_DIR are reached over SSH, else they are this host's.
 func slurmConfig(p Profile, o Options) slurm.Config {
-	return slurm.Config{Worker: p.ID, Partition: p.Partition, Account: p.Account, Root: p.Root,
+	cfg := slurm.Config{Worker: p.ID, Partition: p.Partition, Account: p.Account, Root: p.Root,
 		Backend: p.ExecutionBackend, Self: o.SelfExe, Grace: time.Duration(p.Grace()) * time.Second}
+	if p.Host != "" {
+		l := newLogin(p)
+		cfg.Exec, cfg.Files = loginExec{l: l}, loginFiles{l: l}
+	}
+	return cfg
 }
 
 func (m *slurmMachine) ID() string   { return m.p.ID }

@@ -14,17 +14,25 @@ func validSlurm() Profile {
 }
 
 // TestSlurmProfileValidation: a Slurm profile names its flag when a field
-// is wrong; a login node (--host) is refused for now.
+// is wrong, the SSH fields of a login node (--host) included.
 func TestSlurmProfileValidation(t *testing.T) {
 	t.Parallel()
 	if err := Validate(validSlurm()); err != nil {
 		t.Fatalf("valid profile: %v", err)
 	}
+	login := validSlurm()
+	login.Host, login.Port, login.User = "login1", 22, "alice"
+	if err := Validate(login); err != nil {
+		t.Fatalf("valid login-node profile: %v", err)
+	}
 	cases := []struct {
 		name, want string
 		edit       func(*Profile)
 	}{
-		{"login node", "--host", func(p *Profile) { p.Host = "login1" }},
+		{"login host", "--host", func(p *Profile) { p.Host, p.Port = "-oProxyCommand=x", 22 }},
+		{"login port", "--port", func(p *Profile) { p.Host = "login1" }},
+		{"login user", "--user", func(p *Profile) { p.Host, p.Port, p.User = "login1", 22, "a;b" }},
+		{"login run-as", "--run-as", func(p *Profile) { p.Host, p.Port, p.RunAs = "login1", 22, "sj" }},
 		{"partition", "--partition", func(p *Profile) { p.Partition = "a b" }},
 		{"account", "--account", func(p *Profile) { p.Account = "x;y" }},
 		{"root", "--root", func(p *Profile) { p.Root = "shared" }},

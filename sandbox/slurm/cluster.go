@@ -42,6 +42,7 @@ type Config struct {
 	TimeMargin time.Duration   // added to the timeout for --time; 0 = DefaultTimeMargin
 	RecordLag  time.Duration   // how long a record may lag its job's end; 0 = 5 s
 	Exec       Commander       // runs the Slurm clients; nil = this host's
+	Files      Files           // reaches Root; nil = mounted on this host
 }
 
 // Commander runs one Slurm client command (sbatch, squeue, sacct, scancel,
@@ -109,6 +110,9 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Exec == nil {
 		cfg.Exec = Local{}
 	}
+	if cfg.Files == nil {
+		cfg.Files = LocalFiles{}
+	}
 	c := &Cluster{cfg: cfg}
 	c.poll = newPoller(c)
 	return c, nil
@@ -118,20 +122,20 @@ func New(cfg Config) (*Cluster, error) {
 // process (an existing copy with that hash is kept) and returns its path;
 // the name, simjecture-<sha256>, is the SSH workers' too.
 func (c *Cluster) binary() (string, error) {
-	c.binOnce.Do(func() { c.bin, c.binErr = shipBinary(c.cfg.Self, filepath.Join(c.cfg.Root, "bin")) })
+	c.binOnce.Do(func() { c.bin, c.binErr = shipBinary(c.cfg.Files, c.cfg.Self, filepath.Join(c.cfg.Root, "bin")) })
 	return c.bin, c.binErr
 }
 
-func shipBinary(self, dir string) (string, error) {
+func shipBinary(files Files, self, dir string) (string, error) {
 	sum, _, err := sandbox.HashFile(self)
 	if err != nil {
 		return "", fmt.Errorf("ship binary: %w", err)
 	}
 	dst := filepath.Join(dir, "simjecture-"+sum)
-	if got, _, err := sandbox.HashFile(dst); err == nil && got == sum {
+	if got, err := files.Sum(dst); err == nil && got == sum {
 		return dst, nil
 	}
-	if err := copyFile(self, dst, 0o755, sum); err != nil {
+	if err := files.Put(self, dst, 0o755, sum); err != nil {
 		return "", fmt.Errorf("ship binary: %w", err)
 	}
 	return dst, nil

@@ -18,6 +18,11 @@
 // idempotent per job key: after a supervisor restart it picks up the record
 // of a finished job, or re-attaches to the queued or running one.
 //
+// Where the cluster is reached is two small interfaces of the [Config]:
+// [Commander] runs the Slurm clients and [Files] reaches SHARED_DIR. Their
+// defaults ([Local], [LocalFiles]) are this host's; sandbox/machine gives
+// a login node's, over SSH.
+//
 // # Node side
 //
 // The job runs this binary (shipped to SHARED_DIR/bin/simjecture-<sha256>) in the

@@ -23,6 +23,20 @@ func copyFile(src, dst string, mode os.FileMode, want string) error {
 		return err
 	}
 	defer in.Close()
+	err = WriteChecked(dst, mode, want, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	return nil
+}
+
+// WriteChecked writes dst (parents created) with the bytes fill writes,
+// through a temporary file renamed into place only when they hash to want
+// ("" = do not check); nothing is left behind otherwise.
+func WriteChecked(dst string, mode os.FileMode, want string, fill func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
@@ -32,15 +46,15 @@ func copyFile(src, dst string, mode os.FileMode, want string) error {
 	}
 	defer os.Remove(tmp.Name())
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h), in)
+	err = fill(io.MultiWriter(tmp, h))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("copy %s: %w", src, err)
+		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); want != "" && got != want {
-		return fmt.Errorf("copy %s: %w: recorded %s, read %s", src, ErrHashMismatch, want, got)
+		return fmt.Errorf("%w: recorded %s, read %s", ErrHashMismatch, want, got)
 	}
 	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		return err

@@ -31,7 +31,7 @@ func (c *Cluster) finish(ctx context.Context, f jobFolder, j Job, rec record, ca
 	case rec.Error != "":
 		o.Status, o.Reason = Failed, rec.Error
 	}
-	return o, collect(f, j.Spec.ArtifactDir, rec.Result)
+	return o, collect(c.cfg.Files, f, j.Spec.ArtifactDir, rec.Result)
 }
 
 // signalled interprets a job stopped by Slurm's SIGTERM that we did not
@@ -66,15 +66,15 @@ func (c *Cluster) settle(ctx context.Context, id string) jobState {
 
 // collect copies the recorded artifacts and the two logs from the job's
 // out folder into dst, each checked against the record's hash.
-func collect(f jobFolder, dst string, res sandbox.Result) error {
+func collect(files Files, f jobFolder, dst string, res sandbox.Result) error {
 	src := f.path(outDir)
 	for rel, a := range res.Artifacts {
-		if err := copyFile(filepath.Join(src, rel), filepath.Join(dst, rel), 0o444, a.SHA256); err != nil {
+		if err := files.Get(filepath.Join(src, rel), filepath.Join(dst, rel), 0o444, a.SHA256); err != nil {
 			return fmt.Errorf("collect %s: %w", rel, err)
 		}
 	}
 	for _, log := range []string{"stdout.log", "stderr.log"} {
-		err := copyFile(filepath.Join(src, log), filepath.Join(dst, log), 0o644, "")
+		err := files.Get(filepath.Join(src, log), filepath.Join(dst, log), 0o644, "")
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("collect %s: %w", log, err)
 		}

@@ -96,7 +96,7 @@ func (p *poller) loop() {
 		if time.Since(beat) >= p.beatEvery() {
 			beat = time.Now()
 			for _, w := range watches {
-				_ = touch(w.heartbeat) // a failed touch shows as a stale heartbeat on the node
+				_ = p.c.cfg.Files.Touch(w.heartbeat) // a failed touch shows as a stale heartbeat on the node
 			}
 		}
 		if p.publish(ids, watches, p.c.states(context.Background(), ids)) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -175,13 +174,12 @@ func stateStatus(id string, st jobState) (string, string) {
 
 // submitted reports whether f's job may exist: sbatch ran for it.
 func (c *Cluster) submitted(f jobFolder) bool {
-	_, err := os.Stat(f.path(submitFile))
-	return err == nil
+	return c.exists(f.path(submitFile))
 }
 
 func (c *Cluster) readRecord(f jobFolder) (record, error) {
 	var rec record
-	err := readJSON(f.path(recordFile), &rec)
+	err := c.readJSON(f.path(recordFile), &rec)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rec, fmt.Errorf("job record: %w", err)
 	}

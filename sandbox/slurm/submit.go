@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,10 +17,10 @@ import (
 // by name after a crash between sbatch and recording its answer, or a new
 // submission of spec.
 func (c *Cluster) submitOrAttach(ctx context.Context, f jobFolder, spec sandbox.Spec) (string, error) {
-	if data, err := os.ReadFile(f.path(jobIDFile)); err == nil {
+	if data, err := c.cfg.Files.ReadFile(f.path(jobIDFile)); err == nil {
 		return strings.TrimSpace(string(data)), nil
 	}
-	if _, err := os.Stat(f.path(submitFile)); err == nil {
+	if c.submitted(f) {
 		if id, err := c.findByName(ctx, f.name); err != nil || id != "" {
 			return id, err
 		}
@@ -29,7 +28,7 @@ func (c *Cluster) submitOrAttach(ctx context.Context, f jobFolder, spec sandbox.
 	if err := c.stage(f, spec); err != nil {
 		return "", err
 	}
-	if err := writeAtomic(f.path(submitFile), nil, 0o644); err != nil {
+	if err := c.cfg.Files.WriteFile(f.path(submitFile), nil, 0o644); err != nil {
 		return "", err
 	}
 	out, err := c.cfg.Exec.Output(ctx, "sbatch", c.sbatchArgs(f, spec)...)
@@ -40,7 +39,7 @@ func (c *Cluster) submitOrAttach(ctx context.Context, f jobFolder, spec sandbox.
 	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
 		return "", fmt.Errorf("submit: sbatch answered %q, not a job id", out)
 	}
-	return id, writeAtomic(f.path(jobIDFile), []byte(id+"\n"), 0o644)
+	return id, c.cfg.Files.WriteFile(f.path(jobIDFile), []byte(id+"\n"), 0o644)
 }
 
 // findByName looks for a job of ours submitted under name.
@@ -51,7 +50,7 @@ func (c *Cluster) findByName(ctx context.Context, name string) (string, error) {
 	}
 	id := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
 	if id != "" {
-		return id, writeAtomic(filepath.Join(c.cfg.Root, "jobs", name, jobIDFile), []byte(id+"\n"), 0o644)
+		return id, c.cfg.Files.WriteFile(filepath.Join(c.cfg.Root, "jobs", name, jobIDFile), []byte(id+"\n"), 0o644)
 	}
 	return "", nil
 }
@@ -63,27 +62,24 @@ func (c *Cluster) stage(f jobFolder, spec sandbox.Spec) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.path(inputsDir), 0o755); err != nil {
-		return fmt.Errorf("stage: %w", err)
-	}
 	node := spec
 	node.Sealed = make([]sandbox.SealedFile, len(spec.Sealed))
 	for i, s := range spec.Sealed {
 		staged := filepath.Join(f.path(inputsDir), s.SHA256)
-		if err := copyFile(s.HostPath, staged, 0o444, s.SHA256); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := c.cfg.Files.Put(s.HostPath, staged, 0o444, s.SHA256); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("stage %s: %w", s.Rel, err)
 		}
 		node.Sealed[i] = sandbox.SealedFile{Rel: s.Rel, HostPath: staged, SHA256: s.SHA256}
 	}
 	node.SelfExe, node.RunDir, node.ArtifactDir = "", "", ""
-	if err := touch(f.path(heartbeatFile)); err != nil {
+	if err := c.cfg.Files.Touch(f.path(heartbeatFile)); err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
 	ns := nodeSpec{Spec: node, Grace: c.cfg.Grace, Heartbeat: f.path(heartbeatFile)}
-	if err := writeJSON(f.path(specFile), ns); err != nil {
+	if err := c.writeJSON(f.path(specFile), ns); err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
-	return writeAtomic(f.path(scriptFile), []byte(script(bin, f.dir)), 0o755)
+	return c.cfg.Files.WriteFile(f.path(scriptFile), []byte(script(bin, f.dir)), 0o755)
 }
 
 // script is the batch script: a fixed PATH, then our binary in its job mode.
@@ -118,13 +114,4 @@ func (c *Cluster) sbatchArgs(f jobFolder, spec sandbox.Spec) []string {
 func slurmTime(d time.Duration) string {
 	s := max(int64((d+time.Second-1)/time.Second), 1)
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
-}
-
-// touch sets path's modification time to now, creating it if needed.
-func touch(path string) error {
-	now := time.Now()
-	if err := os.Chtimes(path, now, now); err == nil {
-		return nil
-	}
-	return writeAtomic(path, nil, 0o644)
 }
