@@ -47,14 +47,15 @@ func studyAgent(ctx context.Context, c Campaign, opt Options) (provider.Agent, e
 		return nil, err
 	}
 	defer v.Close()
-	if err := checkResumable(ctx, v); err != nil {
+	status, err := checkResumable(ctx, v)
+	if err != nil {
 		return nil, err
 	}
 	k, err := LoadContract(ctx, v.s)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLocalBackend(ctx, v, k); err != nil {
+	if err := checkLocalBackend(ctx, status, k); err != nil {
 		return nil, err
 	}
 	return NewAgent(k, opt.SelfExe)
@@ -65,32 +66,29 @@ func studyAgent(ctx context.Context, c Campaign, opt Options) (provider.Agent, e
 // experiment would fail at once, turn after turn. A budget_exhausted study
 // is let through (it only stops and writes its reports), and so is a pool
 // of workers only (each probes its own backend).
-func checkLocalBackend(ctx context.Context, v *View, k Contract) error {
+func checkLocalBackend(ctx context.Context, status Status, k Contract) error {
 	if len(k.Workers) > 0 && !slices.ContainsFunc(k.Workers, func(w FrozenWorker) bool { return w.Kind == machine.KindLocal }) {
 		return nil
 	}
-	snap, err := v.DisplaySnapshot(ctx)
-	if err != nil {
-		return err
-	}
-	if snap.Status == StatusBudgetExhausted {
+	if status == StatusBudgetExhausted {
 		return nil
 	}
-	_, err = resolveBackend(ctx, string(k.ExecutionBackend), sandbox.Probe)
+	_, err := resolveBackend(ctx, string(k.ExecutionBackend), sandbox.Probe)
 	return err
 }
 
 // checkResumable refuses a study that ended for good (a budget_exhausted
-// one may run again: it stops at once and writes its reports).
-func checkResumable(ctx context.Context, v *View) error {
+// one may run again: it stops at once and writes its reports), and returns
+// the status it read.
+func checkResumable(ctx context.Context, v *View) (Status, error) {
 	snap, err := v.DisplaySnapshot(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if Terminal(snap.Status) && snap.Status != StatusBudgetExhausted {
-		return fmt.Errorf("study %s is %s; it cannot be resumed: %w", v.c.Dir, snap.Status, ErrInvalid)
+		return "", fmt.Errorf("study %s is %s; it cannot be resumed: %w", v.c.Dir, snap.Status, ErrInvalid)
 	}
-	return nil
+	return snap.Status, nil
 }
 
 // Command is an operator's request to stop a study.
@@ -165,7 +163,7 @@ func (sv *Supervisor) acquire(ctx context.Context) error {
 		}
 		sv.lock = lock
 	}
-	if err := checkResumable(ctx, sv.View()); err != nil {
+	if _, err := checkResumable(ctx, sv.View()); err != nil {
 		_ = sv.lock.Release()
 		sv.lock = nil
 		return err
