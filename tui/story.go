@@ -149,10 +149,15 @@ func claimCols(shallow, deep, cw, vw int) int {
 	return 0
 }
 
-// storyCols are the Experiments pane's CLAIM and PURPOSE columns.
+// storyCols are the Experiments pane's CLAIM and PURPOSE columns: the claim
+// the run serves (structured and frontier), else the claim it was
+// committed for (minimal).
 func storyCols(e engine.Receipt) string {
 	claim := "—"
-	if e.Commitment != "" {
+	switch {
+	case e.Claim != "":
+		claim = shortID(e.Claim)
+	case e.Commitment != "":
 		claim = shortID(e.Commitment)
 	}
 	return fmt.Sprintf("%-12s %s", claim, oneLine(e.Purpose))
