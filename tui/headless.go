@@ -142,12 +142,21 @@ func SummaryLine(s engine.Summary, now time.Time) string {
 	parts := []string{
 		fmt.Sprintf("%s · %s · %s", s.Mode, agentName(s.AgentBackend, s.Model), s.ExecutionBackend),
 		fmt.Sprintf("%s · %s", s.Status, activity),
-		fmt.Sprintf("%02d:%02d elapsed · %s left", int(elapsed.Minutes()), int(elapsed.Seconds())%60, secondsClock(s.RemainingSeconds)),
+		fmt.Sprintf("%02d:%02d elapsed · %s", int(elapsed.Minutes()), int(elapsed.Seconds())%60, budgetLeft(s)),
 		fmt.Sprintf("jobs %d running / %d done / %d failed", run, done, failed),
 		fmt.Sprintf("reviews %d queued · claims %s", s.Reviews["queued"], claimSummary(s.Claims)),
 		"tokens " + tokens(s.Usage) + fmt.Sprintf(" · provider wait %.1fm", s.Provider.WaitSeconds/60),
 	}
 	return strings.Join(parts, " | ")
+}
+
+// budgetLeft is what remains of the deadline; an ended study counts
+// nothing down.
+func budgetLeft(s engine.Summary) string {
+	if engine.Terminal(s.Status) {
+		return "ended"
+	}
+	return secondsClock(s.RemainingSeconds) + " left"
 }
 
 // studyElapsed is how long the study has run: until now while it runs

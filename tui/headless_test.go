@@ -20,11 +20,11 @@ func TestSummaryLineElapsedIsTheStudysOwn(t *testing.T) {
 		status engine.Status
 		want   string
 	}{
-		{engine.StatusCompleted, "00:41 elapsed"},
-		{engine.StatusCancelled, "00:41 elapsed"},
-		{engine.StatusPaused, "00:41 elapsed"},
-		{engine.StatusRunning, "1560:00 elapsed"},
-		{engine.StatusInterrupted, "1560:00 elapsed"},
+		{engine.StatusCompleted, "00:41 elapsed · ended"},
+		{engine.StatusCancelled, "00:41 elapsed · ended"},
+		{engine.StatusPaused, "00:41 elapsed · 0s left"},
+		{engine.StatusRunning, "1560:00 elapsed · 0s left"},
+		{engine.StatusInterrupted, "1560:00 elapsed · 0s left"},
 	} {
 		t.Run(string(tc.status), func(t *testing.T) {
 			t.Parallel()
