@@ -35,7 +35,9 @@ func tuiScreenSized(t *testing.T, w, h int, envv []string, argv ...string) *scre
 	}
 	s := &screen{t: t, socket: "sj-e2e-" + randomHex(t), name: "tui"}
 	args := []string{"new-session", "-d", "-s", s.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "--"}
-	s.tmux(envv, append(args, argv...)...)
+	// -f /dev/null: no tmux.conf of the host's changes the terminal the
+	// TUI sees (default-terminal sets the pane's TERM).
+	s.tmux(envv, append([]string{"-f", "/dev/null"}, append(args, argv...)...)...)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 	return s
 }

@@ -122,7 +122,10 @@ func TestTUIStatusWordsKeepTheirTextWithoutColour(t *testing.T) {
 	green := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:32|92)m(?:✓|succeeded)`)
 	red := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:31|91)m×`)
 
-	ssh := tuiScreenSized(t, 120, 36, append(base, "TERM=xterm"), "env", "-u", "COLORTERM", "-u", "NO_COLOR", bin, "tui", "--campaign", dir)
+	// The pane's TERM is tmux's default-terminal unless the command sets
+	// it, and CLICOLOR=0 in the host's environment would turn colour off.
+	unset := []string{"env", "-u", "COLORTERM", "-u", "CLICOLOR", "-u", "CLICOLOR_FORCE", "-u", "NO_COLOR", "TERM=xterm"}
+	ssh := tuiScreenSized(t, 120, 36, base, append(unset, bin, "tui", "--campaign", dir)...)
 	ssh.waitText(10*time.Second, words...)
 	scr := ssh.waitFor(5*time.Second, "coloured status words", func(string) bool {
 		c := ssh.captureColour()
@@ -132,7 +135,7 @@ func TestTUIStatusWordsKeepTheirTextWithoutColour(t *testing.T) {
 	ssh.keys("q")
 	ssh.waitExit(5 * time.Second)
 
-	plain := tuiScreenSized(t, 120, 36, append(base, "TERM=xterm", "NO_COLOR=1"), "env", "-u", "COLORTERM", bin, "tui", "--campaign", dir)
+	plain := tuiScreenSized(t, 120, 36, base, append(unset, "NO_COLOR=1", bin, "tui", "--campaign", dir)...)
 	plain.waitText(10*time.Second, words...)
 	if c := plain.captureColour(); colourSGR.MatchString(c) {
 		t.Errorf("NO_COLOR: the screen still sets colours: %q", colourSGR.FindString(c))
