@@ -79,7 +79,7 @@ func labNote(t *testing.T, dir, text string) {
 // TestTUIProcessMonitorGroupsByExperiment: with two experiments running in
 // Bubblewrap, the process monitor shows each as its program, named by the
 // experiment, with the Bubblewrap launchers folded into it (no bwrap row of
-// its own); enter on the second one's row selects that experiment in the
+// its own, and named once although it runs as two processes); enter on the second one's row selects that experiment in the
 // Experiments pane. Before any review, Reviews shows its empty state
 // without a selection marker.
 func TestTUIProcessMonitorGroupsByExperiment(t *testing.T) {
@@ -108,6 +108,9 @@ func TestTUIProcessMonitorGroupsByExperiment(t *testing.T) {
 	for _, l := range paneRows(scr, "Processes (", "Reviews") {
 		if f := strings.Fields(strings.TrimLeft(l, " ›")); len(f) > 1 && strings.Contains(f[1], "bwrap") {
 			t.Errorf("a Bubblewrap launcher has a row of its own: %q", l)
+		}
+		if strings.Contains(l, "bwrap › bwrap") {
+			t.Errorf("Bubblewrap's two processes are named twice: %q", l)
 		}
 	}
 	procSel := func(scr string) string { return selected(paneRows(scr, "Processes (", "Reviews")) }

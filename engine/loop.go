@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -149,13 +150,12 @@ func (sv *Supervisor) turnAllowance() time.Duration {
 
 // workerTurn runs one worker turn and handles its outcome.
 func (sv *Supervisor) workerTurn(ctx context.Context) Status {
-	st, before, steer, err := sv.turnStart(ctx)
+	st, plan, before, steer, err := sv.turnStart(ctx)
+	if errors.Is(err, errAssign) {
+		return sv.harnessError(ctx, err)
+	}
 	if err != nil {
 		return sv.harnessError(ctx, storeError("start a turn", err))
-	}
-	plan, err := sv.planTurn(ctx, st)
-	if err != nil {
-		return sv.harnessError(ctx, fmt.Errorf("assign the turn: %w", err))
 	}
 	prompt, lastSeq, err := sv.workerPrompt(ctx, st, plan)
 	if err != nil {
@@ -198,27 +198,36 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	return sv.afterTurn(ctx, before)
 }
 
-// turnStart numbers the turn, counts the records before it and takes the
-// operator guidance its prompt carries (stamping the new ones delivered).
-func (sv *Supervisor) turnStart(ctx context.Context) (SupervisorState, int, []PromptSteering, error) {
+// turnStart numbers the turn, assigns it (its role, in a scientific mode
+// its claim), counts the records before it, records turn_started with the
+// role and takes the operator guidance its prompt carries (stamping the new
+// ones delivered), in one transaction.
+func (sv *Supervisor) turnStart(ctx context.Context) (SupervisorState, turnPlan, int, []PromptSteering, error) {
 	var st SupervisorState
+	var plan turnPlan
 	var records int
 	var steer []PromptSteering
 	err := sv.update(ctx, func(tx *store.Tx, s *SupervisorState) error {
 		s.Turn++
 		st = *s
 		var err error
+		if plan, err = sv.planTurn(tx, st); err != nil {
+			return fmt.Errorf("%w: %w", errAssign, err)
+		}
 		if records, err = countRecords(tx); err != nil {
 			return err
 		}
-		if err := appendEvent(tx, TurnStartedPayload{Turn: s.Turn, Role: provider.RoleWorker}); err != nil {
+		if err := appendEvent(tx, TurnStartedPayload{Turn: s.Turn, Role: string(plan.role)}); err != nil {
 			return err
 		}
 		steer, err = deliverSteering(tx, s.Turn, time.Now())
 		return err
 	})
-	return st, records, steer, err
+	return st, plan, records, steer, err
 }
+
+// errAssign marks a turn that could not be assigned (no claim to work on).
+var errAssign = errors.New("assign the turn")
 
 func countRecords(tx *store.Tx) (int, error) {
 	n := 0

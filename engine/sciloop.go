@@ -30,27 +30,23 @@ const forcedNote = "Continue from the receipts: the host ended the previous assi
 
 // planTurn chooses the next turn's role: minimal's worker, or the
 // assignment the host routes to.
-func (sv *Supervisor) planTurn(ctx context.Context, st SupervisorState) (turnPlan, error) {
+func (sv *Supervisor) planTurn(tx *store.Tx, st SupervisorState) (turnPlan, error) {
 	if !slices.Contains(ScientificModes, sv.k.Mode) {
 		return turnPlan{role: RoleWorker, cursor: st.WorkerCursor}, nil
 	}
-	var plan turnPlan
-	err := sv.s.Tx(ctx, func(tx *store.Tx) error {
-		a, prev, err := sv.assign(tx)
-		if err != nil {
-			return err
-		}
-		plan = turnPlan{role: a.Role, claim: a.Claim, assignment: a.ID, cursor: a.Cursor}
-		if prev != nil && prev.Handoff != nil {
-			plan.nextTest = prev.Handoff.NextTest
-		}
-		if sv.k.Mode == "frontier" {
-			plan.cursor = st.WorkerCursor // one session across turns and assignments
-			plan.idle = time.Duration(sv.k.TurnSeconds) * time.Second
-		}
-		return nil
-	})
-	return plan, err
+	a, prev, err := sv.assign(tx)
+	if err != nil {
+		return turnPlan{}, err
+	}
+	plan := turnPlan{role: a.Role, claim: a.Claim, assignment: a.ID, cursor: a.Cursor}
+	if prev != nil && prev.Handoff != nil {
+		plan.nextTest = prev.Handoff.NextTest
+	}
+	if sv.k.Mode == "frontier" {
+		plan.cursor = st.WorkerCursor // one session across turns and assignments
+		plan.idle = time.Duration(sv.k.TurnSeconds) * time.Second
+	}
+	return plan, nil
 }
 
 // assign returns the assignment of the next turn: the active one while it

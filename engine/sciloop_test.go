@@ -200,6 +200,35 @@ func TestStructuredStudyCompletes(t *testing.T) {
 	if n := countEvents(t, s, string(EvContractReviewed)); n != 2 {
 		t.Errorf("%d contract reviews, want 2", n)
 	}
+	var turns []string
+	for _, tu := range agent.turns {
+		if r := tu.Env["SIMJECTURE_ROLE"]; r != "" && tu.Role == provider.RoleWorker {
+			turns = append(turns, r)
+		}
+	}
+	if started := turnRoles(t, s); !slices.Equal(started, turns) {
+		t.Errorf("turn_started roles %v, want the roles the turns ran as %v", started, turns)
+	}
+}
+
+// turnRoles is the role of every turn_started event, in order.
+func turnRoles(t *testing.T, s *store.Store) []string {
+	t.Helper()
+	var roles []string
+	err := s.Read(context.Background(), func(tx *store.Tx) error {
+		evs, err := tx.EventsAfter(0, 100000)
+		for _, ev := range evs {
+			var p TurnStartedPayload
+			if ev.Type == string(EvTurnStarted) && json.Unmarshal(ev.Payload, &p) == nil {
+				roles = append(roles, p.Role)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roles
 }
 
 // TestFrontierStudyCompletes: one researcher, one session resumed across

@@ -56,7 +56,7 @@ func TestTurnStartDeliversSteeringFourAndFour(t *testing.T) {
 		if tc.queue[0] != 0 {
 			queueN(t, c, tc.queue[0], tc.queue[1])
 		}
-		st, _, msgs, err := sv.turnStart(context.Background())
+		st, _, _, msgs, err := sv.turnStart(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestPacketAndSnapshotCarryAllSteering(t *testing.T) {
 		t.Fatalf("packet without guidance: %v, %v; want an empty list", p.Steering, err)
 	}
 	queueN(t, c, 1, 9)
-	if _, _, _, err := sv.turnStart(context.Background()); err != nil {
+	if _, _, _, _, err := sv.turnStart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	p, err = sv.buildPacket(context.Background(), Review{Claim: "root"}, map[string]Claim{})

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/simjecture/simjecture/engine"
@@ -10,7 +11,8 @@ import (
 
 // procRow is one row of the process monitor: a process, or an
 // experiment's program with the launchers (bwrap, proot, the sandbox
-// runner) it runs under folded into it.
+// runner) it runs under folded into it. A launcher that runs as two
+// processes (bwrap outside and as its namespace's init) is named once.
 type procRow struct {
 	engine.ProcSample
 	folded  []string // the launchers folded into this row, outermost first
@@ -80,7 +82,7 @@ func (r procRow) command() string {
 		in = " ⟨on " + x.Machine + " · " + x.Host + " · " + shortJob(x.Job) + "⟩"
 	}
 	if len(r.folded) > 0 {
-		in = " ⟨in " + strings.Join(r.folded, " › ") + "⟩"
+		in = " ⟨in " + strings.Join(slices.Compact(slices.Clone(r.folded)), " › ") + "⟩"
 	}
 	return shortID(r.Experiment) + ": " + r.Command + in
 }

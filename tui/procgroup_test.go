@@ -25,7 +25,7 @@ func TestGroupProcsFoldsLaunchers(t *testing.T) {
 			exp(10, 2, "exp_a", "bwrap --unshare-pid", "bwrap"), exp(11, 3, "exp_a", "bwrap --unshare-pid", "bwrap"),
 			exp(12, 4, "exp_a", "python3 sim.py", ""), exp(13, 5, "exp_a", "gfortran", ""),
 			exp(20, 2, "exp_b", "bwrap", "bwrap"), exp(21, 3, "exp_b", "python3 b.py", "")},
-			"1:0:simjecture study 2:1:codex 3:1:simjecture __sandbox-runner 12:2:exp_a: python3 sim.py ⟨in bwrap › bwrap⟩ " +
+			"1:0:simjecture study 2:1:codex 3:1:simjecture __sandbox-runner 12:2:exp_a: python3 sim.py ⟨in bwrap⟩ " +
 				"13:3:gfortran 21:2:exp_b: python3 b.py ⟨in bwrap⟩"},
 		{"proot under its own runner", []engine.ProcSample{sup,
 			exp(30, 1, "exp_c", "simjecture __sandbox-runner --dir /run/exp_c", "runner"), exp(31, 2, "exp_c", "proot -r /", "proot"),
