@@ -1,9 +1,8 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +28,9 @@ var clients = struct {
 // PR_SET_PDEATHSIG follows that thread), reads the replies and waits for
 // the runner to exit.
 type runnerClient struct {
-	mu      sync.Mutex // guards stdin, nextID and pending
+	mu      sync.Mutex // guards stdin, enc, nextID and pending
 	stdin   io.WriteCloser
+	enc     *gob.Encoder // the request stream on stdin (wire.go)
 	nextID  uint64
 	pending map[uint64]chan helperReport
 	stderr  *tailBuffer
@@ -110,7 +110,7 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 		started <- err
 		return
 	}
-	c.stdin, c.pid = stdin, cmd.Process.Pid
+	c.stdin, c.enc, c.pid = stdin, newRequestEncoder(stdin), cmd.Process.Pid
 	started <- nil
 	// The replies are read on a goroutine of their own: one on a locked
 	// thread cannot run the run it wakes without handing its scheduler
@@ -128,17 +128,17 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 	c.failPending()
 }
 
+// readReplies delivers the runner's replies until its stdout ends (or
+// carries something that is not a reply: the runner is then killed with
+// its stdin, see serve).
 func (c *runnerClient) readReplies(stdout io.Reader) {
-	br := bufio.NewReader(stdout)
+	rd := newReplyReader(stdout)
 	for {
-		line, err := br.ReadBytes('\n')
-		var rep runnerReply
-		if len(line) > 0 && json.Unmarshal(line, &rep) == nil {
-			c.deliver(rep)
-		}
+		rep, err := rd.read()
 		if err != nil {
 			return
 		}
+		c.deliver(rep)
 	}
 }
 
@@ -196,15 +196,8 @@ func (c *runnerClient) cancel(id uint64) {
 	_ = c.send(runnerRequest{Op: "cancel", ID: id})
 }
 
-// send writes one request line; c.mu is held.
-func (c *runnerClient) send(req runnerRequest) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	_, err = c.stdin.Write(append(b, '\n'))
-	return err
-}
+// send writes one request; c.mu is held.
+func (c *runnerClient) send(req runnerRequest) error { return c.enc.Encode(req) }
 
 // tailBuffer keeps the last n bytes written to it; it is safe for
 // concurrent use.

@@ -19,9 +19,9 @@
 // checking each copy against its recorded hash, and then hands the run to a
 // persistent runner: our own binary in a hidden helper mode (HelperArg
 // --serve, dispatched by main through HelperMain), started once per SelfExe
-// per host process and restarted if it died. Run writes one JSON request
-// line (start or cancel) to its stdin and reads one reply line per finished
-// run. The runner is a child subreaper with PR_SET_PDEATHSIG; a central
+// per host process and restarted if it died. Run writes each request (start
+// or cancel) to its stdin and reads one reply per finished run, both as gob
+// streams (wire.go). The runner is a child subreaper with PR_SET_PDEATHSIG; a central
 // SIGCHLD reaper hands each target's status to that run's watchdog. Each
 // watchdog starts the backend's launcher in a new session and sets
 // RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and

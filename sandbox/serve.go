@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +15,7 @@ import (
 // serveArg selects the persistent runner: HelperArg --serve --parent-pid P.
 const serveArg = "--serve"
 
-// runnerRequest is one line the host writes to the runner's stdin.
+// runnerRequest is one request the host writes to the runner's stdin.
 type runnerRequest struct {
 	Op string `json:"op"` // "start" or "cancel"
 	ID uint64 `json:"id"`
@@ -25,7 +23,7 @@ type runnerRequest struct {
 	Config *helperConfig `json:"config,omitempty"`
 }
 
-// runnerReply is the one line the runner writes per finished run.
+// runnerReply is the one reply the runner writes per finished run.
 type runnerReply struct {
 	ID     uint64       `json:"id"`
 	Report helperReport `json:"report"`
@@ -34,8 +32,8 @@ type runnerReply struct {
 // runner is the serve mode's state around the shared server.
 type runner struct {
 	srv *server
-	out sync.Mutex // serialises reply lines
-	enc *json.Encoder
+	out sync.Mutex // serialises replies
+	enc *replyWriter
 
 	mu       sync.Mutex // guards stopping and runs.Add
 	stopping bool
@@ -59,7 +57,7 @@ func serveMain(args []string) int {
 		return exitParentGone
 	}
 	reserveThreads(threadReserve)
-	r := &runner{srv: newServer(*parentPID), enc: json.NewEncoder(os.Stdout)}
+	r := &runner{srv: newServer(*parentPID), enc: newReplyWriter(os.Stdout)}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
 	done := make(chan struct{})
@@ -106,22 +104,27 @@ func (r *runner) signals(sigs chan os.Signal, done chan struct{}) {
 	}
 }
 
-// read handles request lines until stdin closes, then stops the runner.
+// read handles requests until stdin closes, then stops the runner. A
+// stream that does not decode cannot be read on from there: the runner
+// stops as for a closed stdin (its runs are killed) and says why.
 func (r *runner) read(in io.Reader) {
 	defer r.srv.stop()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var req runnerRequest
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			fmt.Fprintln(os.Stderr, "sandbox runner: bad request:", err)
-			continue
+	rd := newRequestReader(in)
+	for {
+		req, err := rd.read()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				fmt.Fprintln(os.Stderr, "sandbox runner: bad request stream:", err)
+			}
+			return
 		}
 		switch req.Op {
 		case "start":
 			r.start(req)
 		case "cancel":
 			r.srv.cancel(req.ID)
+		default:
+			fmt.Fprintf(os.Stderr, "sandbox runner: unknown request %q ignored\n", req.Op)
 		}
 	}
 }
@@ -167,7 +170,7 @@ func (r *runner) start(req runnerRequest) {
 func (r *runner) reply(id uint64, rep helperReport) {
 	r.out.Lock()
 	defer r.out.Unlock()
-	_ = r.enc.Encode(runnerReply{ID: id, Report: rep})
+	_ = r.enc.write(runnerReply{ID: id, Report: rep})
 }
 
 // cancel asks run id to stop; an unknown id (a finished run) is ignored.
