@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 // Environment variables that override the launcher executables, used by the
@@ -121,9 +122,18 @@ func launcherPath(env, name string) (string, error) {
 		}
 		return p, nil
 	}
+	key := name + "\x00" + os.Getenv("PATH")
+	if p, ok := launcherPaths.Load(key); ok && isExecutable(p.(string)) {
+		return p.(string), nil // one stat instead of one per PATH entry at every launch
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrMissingExecutable, name, err)
 	}
+	launcherPaths.Store(key, p)
 	return p, nil
 }
+
+// launcherPaths holds what LookPath found, by name and PATH; an entry is
+// used only while it is still an executable file.
+var launcherPaths sync.Map

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"os"
+	"slices"
+	"sync"
 )
 
 // viewEntry is one element of the read-only system view shared by the
@@ -25,7 +27,11 @@ var etcItems = []string{
 func systemView() []viewEntry { return append(baseView(), etcEntries()...) }
 
 // baseView is systemView without /etc.
-func baseView() []viewEntry {
+func baseView() []viewEntry { return slices.Clone(hostBaseView()) }
+
+// hostBaseView is the host's /usr and top-level links, read once: the
+// layout of / does not change under a running host.
+var hostBaseView = sync.OnceValue(func() []viewEntry {
 	view := []viewEntry{{src: "/usr", dst: "/usr", dir: true}}
 	for _, name := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
 		if e, ok := mirror("/" + name); ok {
@@ -33,7 +39,7 @@ func baseView() []viewEntry {
 		}
 	}
 	return view
-}
+})
 
 // etcEntries is the host's etcItems, each on its own.
 func etcEntries() []viewEntry {
