@@ -34,10 +34,11 @@ const (
 // last workspace measure, output collection and the console logs.
 func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
 	res.InputMutations = mutations(sealed)
-	if res.LimitExceeded == "" && reachedFileLimit(s.MaxFileBytes, lay) {
+	u := measureWorkspace([]string{lay.work, lay.tmp}, s.MaxFileBytes) // one walk for both limits
+	if res.LimitExceeded == "" && (u.bigFile || logReachedLimit(s.MaxFileBytes, lay)) {
 		res.LimitExceeded = LimitFileSize
 	}
-	breached := res.LimitExceeded == LimitWorkspace || overWorkspace([]string{lay.work, lay.tmp}, s.WorkspaceBytes)
+	breached := res.LimitExceeded == LimitWorkspace || !u.ok || u.total > s.WorkspaceBytes
 	if breached {
 		res.LimitExceeded = cmp.Or(res.LimitExceeded, LimitWorkspace)
 	}
@@ -47,27 +48,16 @@ func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
 	return keepLogs(s.ArtifactDir, lay, res)
 }
 
-// reachedFileLimit reports whether any log or file in the work or temporary
-// folder reached RLIMIT_FSIZE: a writer that ignores SIGXFSZ gets EFBIG.
-func reachedFileLimit(limit int64, lay layout) bool {
+// logReachedLimit reports whether a log reached RLIMIT_FSIZE (a writer
+// that ignores SIGXFSZ gets EFBIG); files in the work and temporary folders
+// are checked by the workspace walk (measureWorkspace).
+func logReachedLimit(limit int64, lay layout) bool {
 	for _, p := range []string{lay.stdout, lay.stderr} {
 		if info, err := os.Stat(p); err == nil && info.Size() >= limit {
 			return true
 		}
 	}
-	found := false
-	for _, dir := range []string{lay.work, lay.tmp} {
-		_ = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
-			if err == nil && e.Type().IsRegular() {
-				if info, err := e.Info(); err == nil && info.Size() >= limit {
-					found = true
-					return filepath.SkipAll
-				}
-			}
-			return nil
-		})
-	}
-	return found
+	return false
 }
 
 // collectOutputs copies every declared output that is a plain file inside

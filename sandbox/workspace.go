@@ -19,24 +19,40 @@ import (
 // workspaceUsage sums the entries under dirs. ok is false when some part
 // of them could not be measured.
 func workspaceUsage(dirs []string) (total int64, ok bool) {
-	ok = true
+	u := measureWorkspace(dirs, 0)
+	return u.total, u.ok
+}
+
+// usage is one walk of a workspace: its size, whether all of it could be
+// measured, and whether a regular file in it reached fileLimit (when
+// fileLimit > 0: RLIMIT_FSIZE, which a writer ignoring SIGXFSZ meets as
+// EFBIG).
+type usage struct {
+	total   int64
+	ok      bool
+	bigFile bool
+}
+
+func measureWorkspace(dirs []string, fileLimit int64) usage {
+	u := usage{ok: true}
 	seen := map[[2]uint64]bool{}
 	for _, d := range dirs {
 		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
 			if err != nil {
-				ok = ok && errors.Is(err, fs.ErrNotExist) // gone meanwhile: nothing to count
+				u.ok = u.ok && errors.Is(err, fs.ErrNotExist) // gone meanwhile: nothing to count
 				return nil
 			}
 			info, err := e.Info()
 			if err != nil {
-				ok = ok && errors.Is(err, fs.ErrNotExist)
+				u.ok = u.ok && errors.Is(err, fs.ErrNotExist)
 				return nil
 			}
-			total += entryBytes(info, seen)
+			u.total += entryBytes(info, seen)
+			u.bigFile = u.bigFile || fileLimit > 0 && info.Mode().IsRegular() && info.Size() >= fileLimit
 			return nil
 		})
 	}
-	return total, ok
+	return u
 }
 
 // entryBytes is the larger of info's apparent and allocated size, or 0 for
