@@ -132,7 +132,8 @@ func SummaryLine(s engine.Summary, now time.Time) string {
 	e := s.Experiments
 	run := e[engine.ExpRunning] + e[engine.ExpQueued]
 	done := e[engine.ExpSucceeded]
-	failed := e[engine.ExpFailed] + e[engine.ExpTimedOut] + e[engine.ExpCancelled] + e[engine.ExpInterrupted]
+	failed := e[engine.ExpFailed] + e[engine.ExpTimedOut]
+	stopped := e[engine.ExpCancelled] + e[engine.ExpInterrupted] // by the operator or the study's stop, not by failing
 	activity := s.Activity
 	if p := s.Provider; p.NextRetryAt != nil {
 		activity = fmt.Sprintf("Reconnecting provider (attempt %d, %ds to retry)", p.ConsecutiveFailures,
@@ -143,7 +144,7 @@ func SummaryLine(s engine.Summary, now time.Time) string {
 		fmt.Sprintf("%s · %s · %s", s.Mode, agentName(s.AgentBackend, s.Model), s.ExecutionBackend),
 		fmt.Sprintf("%s · %s", s.Status, activity),
 		fmt.Sprintf("%02d:%02d elapsed · %s", int(elapsed.Minutes()), int(elapsed.Seconds())%60, budgetLeft(s)),
-		fmt.Sprintf("jobs %d running / %d done / %d failed", run, done, failed),
+		fmt.Sprintf("jobs %d running / %d done / %d failed / %d stopped", run, done, failed, stopped),
 		fmt.Sprintf("reviews %d queued · claims %s", s.Reviews["queued"], claimSummary(s.Claims)),
 		"tokens " + tokens(s.Usage) + fmt.Sprintf(" · provider wait %.1fm", s.Provider.WaitSeconds/60),
 	}

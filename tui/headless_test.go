@@ -36,3 +36,18 @@ func TestSummaryLineElapsedIsTheStudysOwn(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryLineCountsStoppedApart: experiments cancelled or interrupted
+// (a pause, a cancel, a killed supervisor) are counted as stopped, not as
+// failed; failed and timed out experiments are failures.
+func TestSummaryLineCountsStoppedApart(t *testing.T) {
+	t.Parallel()
+	var s engine.Summary
+	s.Status = engine.StatusPaused
+	s.Experiments = map[engine.ExpStatus]int{engine.ExpRunning: 1, engine.ExpQueued: 1, engine.ExpSucceeded: 3,
+		engine.ExpFailed: 1, engine.ExpTimedOut: 1, engine.ExpCancelled: 2, engine.ExpInterrupted: 4}
+	want := "jobs 2 running / 3 done / 2 failed / 6 stopped"
+	if line := SummaryLine(s, time.Now()); !strings.Contains(line, want) {
+		t.Errorf("want %q in %q", want, line)
+	}
+}
