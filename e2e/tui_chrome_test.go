@@ -117,7 +117,8 @@ func TestTUIHomeUpdatesWithoutAKey(t *testing.T) {
 	s := tuiScreen(t, tuiEnv(), "env", "SIMJECTURE_WORKSPACE="+ws, bin, "tui")
 	s.waitText(10*time.Second, "studies in "+ws, "running ●")
 	if r := sj(t, "", "pause", "--campaign", c.dir); r.code != 0 {
-		t.Fatalf("pause: %s", r)
+		log, _ := os.ReadFile(filepath.Join(c.dir, "supervisor", "supervisor.log"))
+		t.Fatalf("pause: %s\nsupervisor.log:\n%s", r, log)
 	}
 	sup.wait(t, 10*time.Second)
 	s.waitFor(10*time.Second, "home to show the study paused", func(scr string) bool {

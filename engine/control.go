@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,8 +17,13 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 	}
 	if conn, err := dialLab(c); err == nil { // the supervisor records the request itself
 		cl := &labClient{conn: conn, lines: newLineReader(conn)}
-		defer conn.Close()
-		return Requested, cl.control(ctx, string(command))
+		err := cl.control(ctx, string(command))
+		_ = conn.Close()
+		if !errors.Is(err, errNoAnswer) {
+			return Requested, err
+		}
+		// It closed without an answer (stopping, or dead): record the
+		// request as when no supervisor answers. Asking twice is harmless.
 	}
 	s, err := c.Open(ctx)
 	if err != nil {

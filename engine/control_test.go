@@ -50,3 +50,33 @@ func TestRequestControlWithoutSupervisor(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestControlWhenTheSocketClosesUnanswered: a lab socket that
+// accepts the request and closes without an answer (a supervisor stopping,
+// or dying) does not fail the command: it is recorded as when no
+// supervisor answers.
+func TestRequestControlWhenTheSocketClosesUnanswered(t *testing.T) {
+	c, s := newTestStudy(t, nil)
+	ln := listenLab(c)
+	if ln == nil {
+		t.Skip("no abstract unix sockets here")
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.AcceptUnix()
+			if err != nil {
+				return
+			}
+			_ = conn.Close() // closes without an answer
+		}
+	}()
+	got, err := RequestControl(context.Background(), c, Pause)
+	if err != nil || got != StatusPaused {
+		t.Fatalf("RequestControl(pause) = %q, %v; want %q", got, err, StatusPaused)
+	}
+	var p StudyStatePayload
+	if ev := lastEvent(t, s); json.Unmarshal(ev.Payload, &p) != nil || p.Status != StatusPaused {
+		t.Fatalf("last event %s %s; want study_state paused", ev.Type, ev.Payload)
+	}
+}

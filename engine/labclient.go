@@ -110,20 +110,24 @@ func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse,
 	var resp labResponse
 	body, _ := json.Marshal(req)
 	if _, err := r.conn.Write(append(body, '\n')); err != nil {
-		return resp, fmt.Errorf("send to the supervisor: %w", err)
+		return resp, fmt.Errorf("send to the supervisor: %w: %w", errNoAnswer, err)
 	}
 	if !r.lines.Scan() {
 		err := r.lines.Err()
 		if err == nil {
 			err = errors.New("the supervisor closed the connection")
 		}
-		return resp, fmt.Errorf("no answer from the supervisor: %w", err)
+		return resp, fmt.Errorf("%w: %w", errNoAnswer, err)
 	}
 	if err := json.Unmarshal(r.lines.Bytes(), &resp); err != nil {
 		return resp, fmt.Errorf("malformed answer from the supervisor: %w", err)
 	}
 	return resp, nil
 }
+
+// errNoAnswer marks a request the supervisor did not answer: the
+// connection failed or closed first (it was stopping, or died).
+var errNoAnswer = errors.New("no answer from the supervisor")
 
 // remoteError is a lab call the supervisor refused, in its words.
 type remoteError string
