@@ -36,7 +36,11 @@ func TestSlurmStudyThroughLoginNode(t *testing.T) {
 		t.Fatalf("worker prepare: %s", r)
 	}
 	checkLoginWorker(t, envv)
-	runSlurmStudy(t, c, envv)
+	camp := runSlurmStudy(t, c, envv)
+	if !noJobFolders(t, root) { // removed on the login node, over ssh
+		log, _ := os.ReadFile(filepath.Join(camp.dir, "supervisor", "supervisor.log"))
+		t.Logf("supervisor.log:\n%s", log)
+	}
 }
 
 // checkLoginWorker runs worker check: sinfo and one trivial job, both

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -94,6 +95,7 @@ func TestSlurmStudyCompletes(t *testing.T) {
 	c := slurmfix.Start(t, slurmfix.Options{})
 	envv := addSlurmWorker(t, c, "--max-jobs", "2")
 	camp := runSlurmStudy(t, c, envv)
+	noJobFolders(t, filepath.Join(c.Shared(), "root"))
 	r := sj(t, "", "watch", "--campaign", camp.dir)
 	for _, want := range []string{`"machine":"hpc","node":"","state":"queued"`, `"machine":"hpc","node":"` + c.Node + `","state":"running"`} {
 		if !strings.Contains(r.stdout, want) {
@@ -131,6 +133,26 @@ func runSlurmStudy(t *testing.T, c *slurmfix.Cluster, envv []string) campaign {
 		t.Error("jobs left in squeue after the study")
 	}
 	return camp
+}
+
+// noJobFolders: once a study's receipts are recorded, the worker's
+// SHARED_DIR keeps no job folder of it (staged inputs, records, outputs).
+func noJobFolders(t *testing.T, root string) bool {
+	t.Helper()
+	left, err := os.ReadDir(filepath.Join(root, "jobs"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		id, _ := os.ReadFile(filepath.Join(root, "jobs", e.Name(), "job_id"))
+		names, _ := os.ReadDir(filepath.Join(root, "jobs", e.Name()))
+		var ns []string
+		for _, n := range names {
+			ns = append(ns, n.Name())
+		}
+		t.Errorf("job folder %s (job %s: %v) left in SHARED_DIR/jobs after the study", e.Name(), strings.TrimSpace(string(id)), ns)
+	}
+	return len(left) == 0
 }
 
 // squeueCount is the number of jobs squeue lists as pending or running.

@@ -22,17 +22,18 @@ const (
 // recordFinal writes a receipt's final state, retried with a short backoff;
 // every failed try is a harness error, so a store that stays unwritable
 // pauses the study instead of leaving it waiting for a receipt that stays
-// running (the next supervisor marks that one interrupted).
-func (e *executor) recordFinal(ctx context.Context, write func() error) {
+// running (the next supervisor marks that one interrupted). It reports
+// whether the receipt is recorded.
+func (e *executor) recordFinal(ctx context.Context, write func() error) bool {
 	gap := finalGap
 	for try := 1; ; try++ {
 		err := write()
 		if err == nil {
-			return
+			return true
 		}
 		e.report(ctx, fmt.Sprintf("record the final receipt (try %d of %d)", try, finalWrites), err)
 		if try == finalWrites {
-			return
+			return false
 		}
 		time.Sleep(gap) // a short wait in the experiment's own goroutine, never the supervisor's loop
 		gap *= 2

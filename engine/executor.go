@@ -216,7 +216,9 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 		res, err = e.runOn(ctx, &r, spec)
 	}
 	if final, ok := stoppedOutside(r, res, err); ok {
-		e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, sandbox.Result{}) })
+		if e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, sandbox.Result{}) }) {
+			e.forget(ctx, r.ID)
+		}
 		e.notify()
 		return
 	}
@@ -234,7 +236,9 @@ func (e *executor) execute(ctx context.Context, r Receipt) {
 		e.spaceError(context.WithoutCancel(ctx), r.ID, err)
 	}
 	final := finishReceipt(r, res, err)
-	e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, res) })
+	if e.recordFinal(context.WithoutCancel(ctx), func() error { return e.writeFinal(ctx, final, res) }) {
+		e.forget(ctx, r.ID)
+	}
 	e.notify()
 }
 

@@ -61,6 +61,23 @@ func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sa
 	return res, err
 }
 
+// forget lets the worker experiment id ran on drop what it kept of the job
+// (machine.Forgetter: a Slurm job's folder in SHARED_DIR), now that its
+// final receipt is recorded. Not after a lost run: its job may still be
+// there. A failure leaves files behind and is logged, never a harness error.
+func (e *executor) forget(ctx context.Context, id string) {
+	e.mu.Lock()
+	s := e.running[id].slot
+	e.mu.Unlock()
+	f, ok := s.m.(machine.Forgetter)
+	if !ok {
+		return
+	}
+	if err := f.Forget(context.WithoutCancel(ctx), jobID(e.k.StudyID, id)); err != nil {
+		e.log.Warn("worker kept a finished job's files", "experiment", id, "machine", s.id, "err", err)
+	}
+}
+
 // placed records where a running experiment stands on its worker.
 func (e *executor) placed(ctx context.Context, id, machineID string, p machine.Remote) {
 	err := e.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {

@@ -100,7 +100,11 @@ func trivialRun(ctx context.Context, m Machine) (*CheckRun, error) {
 		Command: []string{"sh", "/work/check.sh"}, Outputs: []string{"ok.txt"}, Timeout: 30 * time.Second,
 		CPUs: 1, MemoryBytes: 256 << 20, MaxFileBytes: 1 << 20, WorkspaceBytes: 16 << 20,
 		ArtifactDir: filepath.Join(dir, "artifacts")}
-	res, _, err := m.Run(ctx, "check_"+hex.EncodeToString(nonce[:]), spec)
+	job := "check_" + hex.EncodeToString(nonce[:])
+	res, _, err := m.Run(ctx, job, spec)
+	if f, ok := m.(Forgetter); ok && err == nil {
+		_ = f.Forget(ctx, job) // nothing reads a check's files again; a failure leaves them
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -103,6 +103,9 @@ func slurmConfig(p Profile, o Options) slurm.Config {
 	return cfg
 }
 
+// Forget removes the job's folder from SHARED_DIR (Forgetter).
+func (m *slurmMachine) Forget(_ context.Context, job string) error { return m.c.Forget(job) }
+
 func (m *slurmMachine) ID() string   { return m.p.ID }
 func (m *slurmMachine) Close() error { return nil }
 

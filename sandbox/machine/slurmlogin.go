@@ -101,9 +101,10 @@ func (f loginFiles) script(body string, stdin io.Reader, stdout io.Writer, args 
 
 // The scripts; $1 is always a SHARED_DIR path.
 const (
-	readScript  = `[ -e "$1" ] || exit 3; exec cat -- "$1"`
-	sumScript   = `[ -e "$1" ] || exit 3; sha256sum -- "$1" | cut -c1-64`
-	touchScript = `touch -- "$1" 2>/dev/null || { mkdir -p -- "$(dirname -- "$1")" && touch -- "$1"; }`
+	readScript   = `[ -e "$1" ] || exit 3; exec cat -- "$1"`
+	sumScript    = `[ -e "$1" ] || exit 3; sha256sum -- "$1" | cut -c1-64`
+	touchScript  = `touch -- "$1" 2>/dev/null || { mkdir -p -- "$(dirname -- "$1")" && touch -- "$1"; }`
+	removeScript = `[ -e "$1" ] || exit 0; chmod -R u+rwX -- "$1" 2>/dev/null; rm -rf -- "$1"`
 	// writeScript: $2 the mode, $3 the sha256 the bytes must have ("" = any).
 	writeScript = `d=$(dirname -- "$1") && mkdir -p -- "$d" && t=$(mktemp "$d/.part-XXXXXX") || exit 1
 if cat > "$t" && s=$(sha256sum -- "$t" | cut -c1-64) && { [ -z "$3" ] || [ "$s" = "$3" ] || { echo "sha256 mismatch: recorded $3, read $s" >&2; false; }; } &&
@@ -121,6 +122,11 @@ func (f loginFiles) ReadFile(path string) ([]byte, error) {
 // WriteFile replaces path atomically on the login node.
 func (f loginFiles) WriteFile(path string, data []byte, mode os.FileMode) error {
 	return f.script(writeScript, bytes.NewReader(data), io.Discard, path, fmt.Sprintf("%o", mode), "")
+}
+
+// RemoveAll removes path and what it holds on the login node.
+func (f loginFiles) RemoveAll(path string) error {
+	return f.script(removeScript, nil, io.Discard, path)
 }
 
 // Touch sets path's modification time on the login node.

@@ -49,6 +49,14 @@ type Watcher interface {
 	RunWatched(ctx context.Context, job string, spec sandbox.Spec, report func(Remote)) (sandbox.Result, Remote, error)
 }
 
+// Forgetter is a machine that keeps a job's files after Run returned (a
+// Slurm job's folder in SHARED_DIR, which a restarted supervisor re-attaches
+// to): the host calls Forget once the experiment's final receipt is
+// recorded, and the machine drops them.
+type Forgetter interface {
+	Forget(ctx context.Context, job string) error
+}
+
 // Options are what a machine needs from the host.
 type Options struct {
 	SelfExe   string // this binary

@@ -30,6 +30,9 @@ type Files interface {
 	// Get copies src to the local file dst atomically, checking that the
 	// bytes that arrived hash to want ("" = do not check).
 	Get(src, dst string, mode os.FileMode, want string) error
+	// RemoveAll removes path and what it holds; a missing path is no
+	// error.
+	RemoveAll(path string) error
 }
 
 // LocalFiles is SHARED_DIR mounted on this host.
@@ -44,6 +47,21 @@ func (LocalFiles) WriteFile(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return writeAtomic(path, data, mode)
+}
+
+// RemoveAll removes path and what it holds, giving its folders back their
+// write and search bits first if that is what stops it.
+func (LocalFiles) RemoveAll(path string) error {
+	if os.RemoveAll(path) == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
 }
 
 // Touch sets path's modification time to now.

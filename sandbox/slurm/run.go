@@ -73,6 +73,17 @@ func (c *Cluster) Run(ctx context.Context, j Job) (Outcome, error) {
 	return c.await(ctx, f, j, id)
 }
 
+// Forget removes the job folder of key (its staged inputs, spec, record,
+// outputs and logs) from SHARED_DIR. Call it once the experiment's receipt
+// is recorded: until then the folder's record is what a restarted
+// supervisor re-attaches to. A folder already gone is no error.
+func (c *Cluster) Forget(key string) error {
+	if err := c.cfg.Files.RemoveAll(c.folderFor(key).dir); err != nil {
+		return fmt.Errorf("remove the job folder of %s: %w", key, err)
+	}
+	return nil
+}
+
 // await follows job id until its record appears or the scheduler says it
 // ended without one.
 func (c *Cluster) await(ctx context.Context, f jobFolder, j Job, id string) (Outcome, error) {

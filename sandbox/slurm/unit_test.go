@@ -1,6 +1,8 @@
 package slurm
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +142,30 @@ func TestNewRefuses(t *testing.T) {
 	t.Setenv(EnvTimeMargin, "soon")
 	if _, err := New(good); err == nil || !strings.Contains(err.Error(), EnvTimeMargin) {
 		t.Errorf("bad $%s: %v", EnvTimeMargin, err)
+	}
+}
+
+// TestLocalFilesRemoveAll: a job folder goes whole, read-only parts
+// included; a folder already gone is no error.
+func TestLocalFilesRemoveAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jobs", "sj_x")
+	in := filepath.Join(dir, "inputs", "sub")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "f"), []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(in, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := (LocalFiles{}).RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", dir, err)
+	}
+	if err := (LocalFiles{}).RemoveAll(dir); err != nil {
+		t.Errorf("removing a missing folder: %v", err)
 	}
 }
