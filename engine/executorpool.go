@@ -40,12 +40,17 @@ func (e *executor) place(r *Receipt) {
 	}
 }
 
+// slotOf is the slot running experiment id was admitted to.
+func (e *executor) slotOf(id string) *slot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.running[id].slot
+}
+
 // runOn runs r on the machine it was admitted to. A worker that names
 // where the run happened (a Slurm job and its node) updates r.Remote.
 func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sandbox.Result, error) {
-	e.mu.Lock()
-	s := e.running[r.ID].slot
-	e.mu.Unlock()
+	s := e.slotOf(r.ID)
 	if s.m == nil {
 		return e.run(ctx, spec)
 	}
@@ -66,9 +71,7 @@ func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sa
 // final receipt is recorded. Not after a lost run: its job may still be
 // there. A failure leaves files behind and is logged, never a harness error.
 func (e *executor) forget(ctx context.Context, id string) {
-	e.mu.Lock()
-	s := e.running[id].slot
-	e.mu.Unlock()
+	s := e.slotOf(id)
 	f, ok := s.m.(machine.Forgetter)
 	if !ok {
 		return
