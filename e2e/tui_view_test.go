@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -112,20 +113,17 @@ var colourSGR = regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[0-9;
 func TestTUIStatusWordsKeepTheirTextWithoutColour(t *testing.T) {
 	t.Parallel()
 	dir := replayRecord(t)
-	var base []string
-	for _, kv := range env() {
-		if !strings.HasPrefix(kv, "COLORTERM=") && !strings.HasPrefix(kv, "NO_COLOR=") && !strings.HasPrefix(kv, "TERM=") {
-			base = append(base, kv)
-		}
-	}
+	base := env()
 	words := []string{"succeeded", "✓", "×", "falsified (approved)", "supported (approved)"}
 	green := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:32|92)m(?:✓|succeeded)`)
 	red := regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:31|91)m×`)
 
-	// The pane's TERM is tmux's default-terminal unless the command sets
-	// it, and CLICOLOR=0 in the host's environment would turn colour off.
-	unset := []string{"env", "-u", "COLORTERM", "-u", "CLICOLOR", "-u", "CLICOLOR_FORCE", "-u", "NO_COLOR", "TERM=xterm"}
-	ssh := tuiScreenSized(t, 120, 36, base, append(unset, bin, "tui", "--campaign", dir)...)
+	// The TUI starts from an empty environment: the pane's TERM is tmux's
+	// default-terminal unless the command sets it, and the host's CI (any
+	// value: termenv then assumes no terminal), CLICOLOR=0, COLORTERM or
+	// TERM_PROGRAM would change the colour profile.
+	clean := []string{"env", "-i", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "SIMJECTURE_WORKSPACE=" + workspace, "TERM=xterm"}
+	ssh := tuiScreenSized(t, 120, 36, base, append(clean, bin, "tui", "--campaign", dir)...)
 	ssh.waitText(10*time.Second, words...)
 	scr := ssh.waitFor(5*time.Second, "coloured status words", func(string) bool {
 		c := ssh.captureColour()
@@ -135,7 +133,7 @@ func TestTUIStatusWordsKeepTheirTextWithoutColour(t *testing.T) {
 	ssh.keys("q")
 	ssh.waitExit(5 * time.Second)
 
-	plain := tuiScreenSized(t, 120, 36, base, append(unset, "NO_COLOR=1", bin, "tui", "--campaign", dir)...)
+	plain := tuiScreenSized(t, 120, 36, base, append(clean, "NO_COLOR=1", bin, "tui", "--campaign", dir)...)
 	plain.waitText(10*time.Second, words...)
 	if c := plain.captureColour(); colourSGR.MatchString(c) {
 		t.Errorf("NO_COLOR: the screen still sets colours: %q", colourSGR.FindString(c))
