@@ -76,7 +76,7 @@ type Result struct {
 	Cancelled       bool
 	LimitExceeded   string // "" or one of the Limit constants
 	WallSeconds     float64
-	PeakRSSBytes    *int64 // nil when never sampled
+	PeakRSSBytes    *int64 // largest resident set seen; nil when none was (see docs/security.md)
 	Artifacts       map[string]Artifact
 	MissingOutputs  []string
 	RejectedOutputs []Rejected

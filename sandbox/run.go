@@ -211,7 +211,7 @@ func applyReport(res *Result, rep helperReport, ctxDone bool) {
 	res.WallSeconds = rep.WallSeconds
 	res.Containment = rep.Containment
 	res.survivors = rep.Survivors
-	if rep.Samples > 0 || rep.PeakRSS > 0 {
+	if rep.PeakRSS > 0 { // a run too short for a sample of a live process has no figure
 		peak := rep.PeakRSS
 		res.PeakRSSBytes = &peak
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -77,6 +78,7 @@ func (s *server) forkTarget(w *watchdog, fork func() (int, error)) (int, error) 
 		return pid, err
 	}
 	s.targets[pid] = w
+	w.inheritedRSS = selfMaxRSS()
 	if st, err := readStat(pid); err == nil {
 		w.startTicks = st.start // read by ownersOf, under s.mu
 	}
@@ -84,23 +86,36 @@ func (s *server) forkTarget(w *watchdog, fork func() (int, error)) (int, error) 
 }
 
 // reap collects every exited child. A target's status goes to its watchdog;
-// orphans reparented to us are reaped and ignored.
+// orphans reparented to us are reaped, and the largest resident set one of
+// them (or its own reaped descendants) reached counts for the run whose tag
+// it carries: a bwrap sandbox's init, for one, reaps the experiment and is
+// itself reaped here, since the bwrap launcher exits without waiting for it.
 func (s *server) reap() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		var r waitResult
-		pid, err := syscall.Wait4(-1, &r.ws, syscall.WNOHANG, &r.ru)
+		pid, err := exitedChild()
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil || pid <= 0 {
 			return
 		}
-		if w, ok := s.targets[pid]; ok {
+		w, target := s.targets[pid]
+		if !target {
+			w = s.taggedRun(pid) // read before the wait: a reaped pid has no limits
+		}
+		var r waitResult
+		if _, err := syscall.Wait4(pid, &r.ws, 0, &r.ru); err != nil {
+			continue // EINTR: it is still there for the next round
+		}
+		if target {
 			delete(s.targets, pid)
 			w.exit <- r // buffered: one status per target
 			continue
+		}
+		if w != nil {
+			w.orphanRSS = max(w.orphanRSS, r.ru.Maxrss*1024)
 		}
 		for _, w := range s.active {
 			select {
@@ -111,9 +126,35 @@ func (s *server) reap() {
 	}
 }
 
+// taggedRun is the active run whose tag pid carries, or nil.
+func (s *server) taggedRun(pid int) *watchdog {
+	if tag := runTag(pid); tag>>tagIDBits == uint64(s.self) {
+		return s.active[tag&tagIDMask]
+	}
+	return nil
+}
+
+// orphanPeak is the largest resident set of w's reaped orphans, in bytes.
+func (s *server) orphanPeak(w *watchdog) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return w.orphanRSS
+}
+
 // forget drops a target whose status was collected outside the reaper.
 func (s *server) forget(pid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.targets, pid)
+}
+
+// selfMaxRSS is this process's largest resident set so far, in bytes: no
+// less than what a child forked before the call inherited (see
+// watchdog.inheritedRSS).
+func selfMaxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.MaxInt64 // unknown: the kernel's maxrss of the target is then not used
+	}
+	return ru.Maxrss * 1024
 }

@@ -17,26 +17,33 @@ const (
 // watchdog is one run's state: the target, every process of the run it has seen
 // (pid → start time) and what it found.
 type watchdog struct {
-	cfg         helperConfig
-	id          uint64
-	srv         *server
-	exit        chan waitResult // the target's status, from the reaper
-	cancel      chan struct{}   // a cancel request (SIGTERM in one-shot mode)
-	wake        chan struct{}   // the reaper collected an orphan
-	target      int
-	startTicks  uint64 // the target's start time
-	seen        map[int]uint64
-	rep         helperReport
-	exited      bool
-	start       time.Time
-	lastRSS     int64
-	terminating bool
-	graceUntil  time.Time
-	killing     bool
-	cg          *cgroup
-	pidfd       int        // the target's pidfd from its clone, until watchExit takes it
-	stopWatch   func()     // stops the pidfd watcher (see watchExit)
-	files       *procFiles // open /proc files of the sampled processes
+	cfg        helperConfig
+	id         uint64
+	srv        *server
+	exit       chan waitResult // the target's status, from the reaper
+	cancel     chan struct{}   // a cancel request (SIGTERM in one-shot mode)
+	wake       chan struct{}   // the reaper collected an orphan
+	target     int
+	startTicks uint64 // the target's start time
+	// inheritedRSS bounds what the kernel's maxrss of the target counts of
+	// the runner: a forked child starts with its parent's resident set,
+	// and exec keeps that high-water mark, so a maxrss at or below it says
+	// nothing about the experiment.
+	inheritedRSS int64
+	orphanRSS    int64          // the largest maxrss of its reaped orphans; under srv.mu
+	unreaped     map[int]uint64 // orphans seen ending, not reaped yet (pid → start)
+	seen         map[int]uint64
+	rep          helperReport
+	exited       bool
+	start        time.Time
+	lastRSS      int64
+	terminating  bool
+	graceUntil   time.Time
+	killing      bool
+	cg           *cgroup
+	pidfd        int        // the target's pidfd from its clone, until watchExit takes it
+	stopWatch    func()     // stops the pidfd watcher (see watchExit)
+	files        *procFiles // open /proc files of the sampled processes
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
@@ -83,6 +90,8 @@ func (w *watchdog) supervise() helperReport {
 	w.loop()
 	w.stopWatch()
 	w.cleanup()
+	w.awaitUnreaped()
+	w.rep.PeakRSS = max(w.rep.PeakRSS, w.srv.orphanPeak(w))
 	w.files.close()
 	w.classify()
 	return w.rep
@@ -262,6 +271,7 @@ func (w *watchdog) killAll(sig syscall.Signal) int {
 	for pid, start := range w.seen {
 		if !alive(pid, start) {
 			delete(w.seen, pid)
+			w.noteUnreaped(pid, start)
 			continue
 		}
 		signalIfSame(pid, start, sig)
@@ -295,7 +305,9 @@ func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
 	w.rep.WallSeconds = time.Since(w.start).Seconds()
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, cpu)
-	w.rep.PeakRSS = max(w.rep.PeakRSS, ru.Maxrss*1024)
+	if kernel := ru.Maxrss * 1024; kernel > w.inheritedRSS {
+		w.rep.PeakRSS = max(w.rep.PeakRSS, kernel)
+	}
 	switch {
 	case ws.Signaled():
 		w.rep.Signal = signalName(int(ws.Signal()))
