@@ -7,9 +7,11 @@ import "testing"
 // count after the exec, so a trivial experiment used to report the runner's
 // size as its peak (the test runner carries a 48 MiB ballast). `true` must
 // report a few MiB or nothing (it may end before any sample), and a burst
-// of 96 MiB, gone before a 50 ms sample, must still be seen: through the
-// kernel's maxrss of the launcher, or of the bwrap sandbox's init, an
-// orphan the runner reaps.
+// of 96 MiB, gone before a 50 ms sample, must still be seen through the
+// kernel's maxrss of the launcher (PRoot, or the experiment itself). Under
+// Bubblewrap the sandbox's init reaps the experiment and is reaped by the
+// runner only after its namespaces are torn down, which a run does not wait
+// for: there the burst is seen when that came first, and never inflated.
 func TestPeakRSSIsTheExperiments(t *testing.T) {
 	requireRoot(t)
 	cases := []struct {
@@ -28,9 +30,12 @@ func TestPeakRSSIsTheExperiments(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := res.PeakRSSBytes
-				if (p == nil && c.min > 0) || (p != nil && (*p <= 0 || *p < c.min || *p > c.max)) {
-					t.Fatalf("peak rss %v, want %d–%d bytes (stderr %q)", ptrValue(p), c.min, c.max, res.StderrTail)
+				p, lo := res.PeakRSSBytes, c.min
+				if bc.backend == Bubblewrap && c.name == "burst" {
+					lo = 0
+				}
+				if (p == nil && lo > 0) || (p != nil && (*p <= 0 || *p < lo || *p > c.max)) {
+					t.Fatalf("peak rss %v, want %d–%d bytes (stderr %q)", ptrValue(p), lo, c.max, res.StderrTail)
 				}
 				t.Logf("peak rss %v bytes", ptrValue(p))
 			})

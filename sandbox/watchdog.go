@@ -30,8 +30,7 @@ type watchdog struct {
 	// and exec keeps that high-water mark, so a maxrss at or below it says
 	// nothing about the experiment.
 	inheritedRSS int64
-	orphanRSS    int64          // the largest maxrss of its reaped orphans; under srv.mu
-	unreaped     map[int]uint64 // orphans seen ending, not reaped yet (pid → start)
+	orphanRSS    int64 // the largest maxrss of its reaped orphans; under srv.mu
 	seen         map[int]uint64
 	rep          helperReport
 	exited       bool
@@ -90,7 +89,7 @@ func (w *watchdog) supervise() helperReport {
 	w.loop()
 	w.stopWatch()
 	w.cleanup()
-	w.awaitUnreaped()
+	w.srv.reap() // orphans already ended count; one still ending is not waited for (see reap)
 	w.rep.PeakRSS = max(w.rep.PeakRSS, w.srv.orphanPeak(w))
 	w.files.close()
 	w.classify()
@@ -271,7 +270,6 @@ func (w *watchdog) killAll(sig syscall.Signal) int {
 	for pid, start := range w.seen {
 		if !alive(pid, start) {
 			delete(w.seen, pid)
-			w.noteUnreaped(pid, start)
 			continue
 		}
 		signalIfSame(pid, start, sig)
