@@ -53,7 +53,7 @@ func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
 // are checked by the workspace walk (measureWorkspace).
 func logReachedLimit(limit int64, lay layout) bool {
 	for _, p := range []string{lay.stdout, lay.stderr} {
-		if info, err := os.Stat(p); err == nil && info.Size() >= limit {
+		if info, err := os.Stat(p); err == nil && info.Size() > limit {
 			return true
 		}
 	}
@@ -141,9 +141,9 @@ func inspectOutput(work, rel string, maxBytes int64) string {
 		return ReasonNotRegular
 	case nlink(info) > 1:
 		return ReasonHardLink
-	case info.Size() >= maxBytes:
-		// RLIMIT_FSIZE stops a file at the limit, so one that reached it
-		// was cut short.
+	case info.Size() > maxBytes:
+		// RLIMIT_FSIZE (maxBytes + 1, see fsizeLimit) stops a file one
+		// byte over, so one that got there was cut short.
 		return ReasonTooLarge
 	}
 	return ""

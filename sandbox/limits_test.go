@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestLimitsApplied(t *testing.T) {
 				as = "140737488355328" // 1<<47
 			}
 			want := []string{"Max cpu time              4                    5",
-				"Max file size             5242880              5242880",
+				"Max file size             5242881              5242881", // a file may hold 5 MiB exactly
 				"Max core file size        0                    0",
 				"Max address space         " + as}
 			for _, w := range want {
@@ -91,5 +92,35 @@ func TestLimitsApplied(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFileOfExactlyTheLimit: max_file_mb is the largest file allowed, so a
+// file of exactly that size is written whole and collected, and one byte
+// more is a file-size breach with nothing over the limit collected.
+func TestFileOfExactlyTheLimit(t *testing.T) {
+	requireRoot(t)
+	const limit = 1 << 20
+	for _, c := range []struct {
+		name  string
+		size  int
+		limit string
+	}{{"exact", limit, ""}, {"one byte over", limit + 1, LimitFileSize}} {
+		for _, bc := range backendCases {
+			t.Run(c.name+"/"+bc.name, func(t *testing.T) {
+				prog := "import sys\nopen('out.bin', 'wb').write(b'x' * " + strconv.Itoa(c.size) + ")\n"
+				e := experiment{backend: bc.backend, asNobody: bc.asNobody, command: []string{"python3", "-c", prog},
+					outputs: []string{"out.bin"}, maxFile: limit}
+				res, _, err := e.run(t)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, kept := res.Artifacts["out.bin"]
+				if res.LimitExceeded != c.limit || kept != (c.limit == "") || (kept && a.Bytes != int64(c.size)) {
+					t.Errorf("limit %q, artifact %v (kept %v), rejected %v, rc %v; want limit %q", res.LimitExceeded, a, kept,
+						res.RejectedOutputs, ptrValue(res.ReturnCode), c.limit)
+				}
+			})
+		}
 	}
 }

@@ -126,7 +126,7 @@ func removeTree(dir string) {
 func helperFor(s Spec, lay layout) (helperConfig, error) {
 	cfg := helperConfig{
 		ParentPID: os.Getpid(), Timeout: s.Timeout, Memory: s.MemoryBytes,
-		Workspace: s.WorkspaceBytes, CPULimit: cpuLimit(s), FsizeLimit: uint64(s.MaxFileBytes),
+		Workspace: s.WorkspaceBytes, CPULimit: cpuLimit(s), FsizeLimit: fsizeLimit(s.MaxFileBytes),
 		ASLimit: uint64(cooperativeAS), Watch: []string{lay.work, lay.tmp},
 		Stdout: lay.stdout, Stderr: lay.stderr, Dir: lay.work, ExitSignals: true,
 	}
@@ -224,4 +224,15 @@ func applyReport(res *Result, rep helperReport, ctxDone bool) {
 		rc := *rep.ExitCode
 		res.ReturnCode = &rc
 	}
+}
+
+// fsizeLimit is RLIMIT_FSIZE for a largest file of max bytes: one byte
+// more, so a file of exactly max bytes is written whole and one that the
+// limit stopped (a writer ignoring SIGXFSZ meets EFBIG there) is one byte
+// over max, which collection and the workspace walk see as too large.
+func fsizeLimit(max int64) uint64 {
+	if max <= 0 {
+		return 0
+	}
+	return uint64(max) + 1
 }

@@ -24,9 +24,9 @@ func workspaceUsage(dirs []string) (total int64, ok bool) {
 }
 
 // usage is one walk of a workspace: its size, whether all of it could be
-// measured, and whether a regular file in it reached fileLimit (when
-// fileLimit > 0: RLIMIT_FSIZE, which a writer ignoring SIGXFSZ meets as
-// EFBIG).
+// measured, and whether a regular file in it is larger than fileLimit (when
+// fileLimit > 0: RLIMIT_FSIZE is one byte more, which a writer ignoring
+// SIGXFSZ meets as EFBIG).
 type usage struct {
 	total   int64
 	ok      bool
@@ -48,7 +48,7 @@ func measureWorkspace(dirs []string, fileLimit int64) usage {
 				return nil
 			}
 			u.total += entryBytes(info, seen)
-			u.bigFile = u.bigFile || fileLimit > 0 && info.Mode().IsRegular() && info.Size() >= fileLimit
+			u.bigFile = u.bigFile || fileLimit > 0 && info.Mode().IsRegular() && info.Size() > fileLimit
 			return nil
 		})
 	}
