@@ -43,6 +43,11 @@ type watchdog struct {
 	pidfd        int        // the target's pidfd from its clone, until watchExit takes it
 	stopWatch    func()     // stops the pidfd watcher (see watchExit)
 	files        *procFiles // open /proc files of the sampled processes
+	cpu          cpuTally   // the tree's CPU time, as sampled
+	// inferred: the signal was read from an exit status (128 + n under
+	// Bubblewrap, PRoot's message), which a plain exit can also give, so
+	// it names a limit only with evidence (see classify).
+	inferred bool
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
@@ -147,6 +152,10 @@ func (w *watchdog) onTick(slow bool) {
 		w.setLimit(LimitMemory)
 		w.killing = true
 	}
+	if w.overCPU() {
+		w.setLimit(LimitCPUTime)
+		w.killing = true
+	}
 	if w.terminating && time.Now().After(w.graceUntil) {
 		w.killing = true
 	}
@@ -222,8 +231,9 @@ func (w *watchdog) sample(slow bool) {
 		}
 		if _, known := w.seen[pid]; !known || slow {
 			w.seen[pid] = st.start
-			w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
 		}
+		w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
+		w.cpu.see(pid, st.start, st.cpuTicks)
 		rss += st.rssPages * pageSize
 		queue = w.files.children(pid, st.threads, queue)
 	}
@@ -252,6 +262,7 @@ func (w *watchdog) forgetGone() {
 	for pid, start := range w.seen {
 		if !alive(pid, start) {
 			delete(w.seen, pid)
+			w.cpu.forget(pid, start)
 		}
 	}
 }
@@ -310,9 +321,9 @@ func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
 	case ws.Signaled():
 		w.rep.Signal = signalName(int(ws.Signal()))
 	case w.cfg.ExitSignals && ws.ExitStatus() > 128 && ws.ExitStatus() < 128+65:
-		w.rep.Signal = signalName(ws.ExitStatus() - 128)
+		w.rep.Signal, w.inferred = signalName(ws.ExitStatus()-128), true
 	case w.cfg.ProotStatus && ws.ExitStatus() == 255 && prootSignal(w.cfg.Stderr) > 0:
-		w.rep.Signal = signalName(prootSignal(w.cfg.Stderr))
+		w.rep.Signal, w.inferred = signalName(prootSignal(w.cfg.Stderr)), true
 	default:
 		code := ws.ExitStatus()
 		w.rep.ExitCode = &code
@@ -346,6 +357,10 @@ func (w *watchdog) killAllQuiet() int {
 	return n
 }
 
+// minXCPUSeconds: RLIMIT_CPU counts whole seconds, so a process it sent
+// SIGXCPU has used at least 1 s of CPU (a sample sees it at most 50 ms late).
+const minXCPUSeconds = 0.75
+
 // classify names the limit a signal points to, when the watchdog did not
 // already record one.
 func (w *watchdog) classify() {
@@ -354,9 +369,13 @@ func (w *watchdog) classify() {
 	}
 	switch w.rep.Signal {
 	case "SIGXCPU":
-		w.setLimit(LimitCPUTime)
+		if !w.inferred || w.rep.MaxCPUSeconds >= minXCPUSeconds {
+			w.setLimit(LimitCPUTime)
+		}
 	case "SIGXFSZ":
-		w.setLimit(LimitFileSize)
+		if !w.inferred { // else a file at the limit must show it (collect.go's finish)
+			w.setLimit(LimitFileSize)
+		}
 	case "SIGKILL":
 		near := w.cfg.CPULimit > 0 && w.rep.MaxCPUSeconds >= float64(w.cfg.CPULimit)-1.5
 		if !w.rep.KilledByUs && near {
