@@ -104,10 +104,9 @@ func checkInspection(t *testing.T, b Backend, res Result, spec Spec) {
 	if b == Bubblewrap && (r.Shadow || !slices.Equal(r.Ifaces, []string{"lo"}) || r.Net == "connected") {
 		t.Errorf("bubblewrap: shadow=%v ifaces=%v net=%q", r.Shadow, r.Ifaces, r.Net)
 	}
-	// Under bubblewrap the sandbox's init reaps the experiment and carries
-	// its peak; a cooperative run this short may end before any sample.
-	noPeak := res.PeakRSSBytes == nil && b == Bubblewrap
-	if noPeak || (res.PeakRSSBytes != nil && *res.PeakRSSBytes <= 0) || res.Containment == "" {
+	// A run this short may end before any sample that counts (see
+	// TestPeakRSSIsTheExperiments): no figure then, never a wrong one.
+	if (res.PeakRSSBytes != nil && *res.PeakRSSBytes <= 0) || res.Containment == "" {
 		t.Errorf("peak=%v containment=%q", res.PeakRSSBytes, res.Containment)
 	}
 }

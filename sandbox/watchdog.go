@@ -246,7 +246,9 @@ func (w *watchdog) sample(slow bool) {
 	}
 	w.lastRSS = rss
 	w.rep.Samples++
-	w.rep.PeakRSS = max(w.rep.PeakRSS, rss)
+	if w.rep.Samples > 1 { // the first is taken at the launch: the experiment has not run yet
+		w.rep.PeakRSS = max(w.rep.PeakRSS, rss)
+	}
 	if slow {
 		w.forgetGone()
 	}
