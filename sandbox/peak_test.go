@@ -43,7 +43,7 @@ func TestPeakRSSIsTheExperiments(t *testing.T) {
 	}
 }
 
-func ptrValue(p *int64) any {
+func ptrValue[T any](p *T) any {
 	if p == nil {
 		return nil
 	}

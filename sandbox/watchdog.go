@@ -43,6 +43,8 @@ type watchdog struct {
 	pidfd        int        // the target's pidfd from its clone, until watchExit takes it
 	stopWatch    func()     // stops the pidfd watcher (see watchExit)
 	files        *procFiles // open /proc files of the sampled processes
+
+	pss *pssReading // the tree's last PSS sum (see memory)
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
@@ -208,10 +210,11 @@ func (w *watchdog) terminate(grace time.Duration) {
 	}
 }
 
-// sample walks the tree, records new members and sums their resident memory.
-// A slow sample also reads CPU times and measures the workspace.
+// sample walks the tree, records new members and measures the memory they
+// hold (see memory). A slow sample also reads CPU times and measures the
+// workspace.
 func (w *watchdog) sample(slow bool) {
-	var rss int64
+	var tally treeTally
 	var buf [1024]byte
 	queue := w.roots()
 	for i := 0; i < len(queue); i++ {
@@ -224,7 +227,7 @@ func (w *watchdog) sample(slow bool) {
 			w.seen[pid] = st.start
 			w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
 		}
-		rss += st.rssPages * pageSize
+		tally.add(pid, st)
 		queue = w.files.children(pid, st.threads, queue)
 	}
 	if slow {
@@ -234,6 +237,7 @@ func (w *watchdog) sample(slow bool) {
 		}
 		w.files.keep(live)
 	}
+	rss := w.memory(&tally, queue)
 	w.lastRSS = rss
 	w.rep.Samples++
 	w.rep.PeakRSS = max(w.rep.PeakRSS, rss)
