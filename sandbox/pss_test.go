@@ -140,7 +140,7 @@ func commOf(pid int) string {
 // sampledTree starts sh -c script, waits until it has procs processes and
 // runs comm (its children sleep), and returns a watchdog over it; the tree is killed when the
 // test ends.
-func sampledTree(t *testing.T, script string, procs int, comm string) *watchdog {
+func sampledTree(t testing.TB, script string, procs int, comm string) *watchdog {
 	c := exec.Command("sh", "-c", script)
 	must(t, c.Start())
 	t.Cleanup(func() {
@@ -163,4 +163,19 @@ func sampledTree(t *testing.T, script string, procs int, comm string) *watchdog 
 	w.target = c.Process.Pid
 	t.Cleanup(w.files.close)
 	return w
+}
+
+// BenchmarkTreePSS measures one PSS reading over BenchmarkWatchdogSample's
+// tree of 100 processes: what a sample at a new high or over the limit adds.
+func BenchmarkTreePSS(b *testing.B) {
+	w := sampledTree(b, "for i in $(seq 99); do sleep 1000 & done; wait", 100, "sh")
+	w.sample(false)
+	pids := append(w.roots(), descendants(w.target)...)
+	before := cpuTime()
+	for b.Loop() {
+		if _, err := w.files.treePSS(pids); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/reading")
 }
