@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // forkPy is a Python experiment whose parent touches 150 MiB and forks
@@ -159,7 +161,14 @@ func sampledTree(t testing.TB, script string, procs int, comm string) *watchdog 
 		}
 		return commOf(c.Process.Pid) == comm && 1+len(kids) >= procs
 	})
-	w := newWatchdog(helperConfig{}, newServer(os.Getppid()), 1)
+	srv := newServer(os.Getppid())
+	// The test process's other children (runners of earlier tests) are no
+	// orphans of this tree: the server sees none.
+	empty, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	t.Cleanup(func() { _ = unix.Close(empty) })
+	srv.kidsFile = func() (int, error) { return empty, nil }
+	w := newWatchdog(helperConfig{}, srv, 1)
 	w.target = c.Process.Pid
 	t.Cleanup(w.files.close)
 	return w
