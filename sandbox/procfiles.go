@@ -20,7 +20,9 @@ type procFiles struct {
 	open map[int]procFDs
 }
 
-type procFDs struct{ stat, children int }
+// procFDs are one process's open files; rollup (its smaps_rollup) is
+// opened only when a sample needs the tree's PSS (see pss.go), -1 until then.
+type procFDs struct{ stat, children, rollup int }
 
 func newProcFiles() *procFiles { return &procFiles{open: map[int]procFDs{}} }
 
@@ -77,13 +79,16 @@ func openProcFDs(pid int) (procFDs, error) {
 		_ = unix.Close(stat)
 		return procFDs{}, err
 	}
-	return procFDs{stat: stat, children: children}, nil
+	return procFDs{stat: stat, children: children, rollup: -1}, nil
 }
 
 func (p *procFiles) drop(pid int) {
 	if fds, ok := p.open[pid]; ok {
 		_ = unix.Close(fds.stat)
 		_ = unix.Close(fds.children)
+		if fds.rollup >= 0 {
+			_ = unix.Close(fds.rollup)
+		}
 		delete(p.open, pid)
 	}
 }

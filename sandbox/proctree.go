@@ -20,6 +20,7 @@ type procStat struct {
 	start    uint64 // starttime, in clock ticks since boot
 	threads  int    // num_threads
 	rssPages int64  // resident pages
+	faults   int64  // minor + major page faults, of every thread
 }
 
 var pageSize = int64(os.Getpagesize())
@@ -62,6 +63,8 @@ func parseStat(b []byte) (procStat, error) {
 			st.sid = int(atoi(f))
 		case 6:
 			st.exiting = uint64(max(0, atoi(f)))&pfExiting != 0
+		case 7, 9:
+			st.faults += max(0, atoi(f))
 		case 11, 12:
 			st.cpuTicks += uint64(max(0, atoi(f)))
 		case 17:

@@ -48,6 +48,7 @@ type watchdog struct {
 	// Bubblewrap, PRoot's message), which a plain exit can also give, so
 	// it names a limit only with evidence (see classify).
 	inferred bool
+	pss      *pssReading // the tree's last PSS sum (see memory)
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
@@ -217,10 +218,11 @@ func (w *watchdog) terminate(grace time.Duration) {
 	}
 }
 
-// sample walks the tree, records new members and sums their resident memory.
-// A slow sample also reads CPU times and measures the workspace.
+// sample walks the tree, records new members and measures the memory they
+// hold (see memory). A slow sample also reads CPU times and measures the
+// workspace.
 func (w *watchdog) sample(slow bool) {
-	var rss int64
+	var tally treeTally
 	var buf [1024]byte
 	queue := w.roots()
 	for i := 0; i < len(queue); i++ {
@@ -234,7 +236,7 @@ func (w *watchdog) sample(slow bool) {
 		}
 		w.rep.MaxCPUSeconds = max(w.rep.MaxCPUSeconds, float64(st.cpuTicks)/clockTicks)
 		w.cpu.see(pid, st.start, st.cpuTicks)
-		rss += st.rssPages * pageSize
+		tally.add(pid, st)
 		queue = w.files.children(pid, st.threads, queue)
 	}
 	if slow {
@@ -244,6 +246,7 @@ func (w *watchdog) sample(slow bool) {
 		}
 		w.files.keep(live)
 	}
+	rss := w.memory(&tally, queue)
 	w.lastRSS = rss
 	w.rep.Samples++
 	if w.rep.Samples > 1 { // the first is taken at the launch: the experiment has not run yet
