@@ -52,7 +52,9 @@ type pssReading struct {
 // cannot be read it stays the resident sum: an over-count, never an
 // under-count.
 func (w *watchdog) memory(t *treeTally, pids []int) int64 {
-	over := t.rss > w.rep.PeakRSS || (w.cfg.Memory > 0 && t.rss > w.cfg.Memory)
+	// The first sample, at the launch, counts for no peak (see sample).
+	newHigh := w.rep.Samples > 0 && t.rss > w.rep.PeakRSS
+	over := newHigh || (w.cfg.Memory > 0 && t.rss > w.cfg.Memory)
 	if t.procs < 2 || !over {
 		return t.rss
 	}

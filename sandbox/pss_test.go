@@ -111,6 +111,10 @@ func TestWatchdogPSSReading(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := sampledTree(t, c.script, c.procs, c.comm)
+			w.sample(false) // at the launch: no peak, no PSS reading
+			if w.pss != nil || w.rep.PeakRSS != 0 {
+				t.Fatalf("the launch sample read %+v, peak %d", w.pss, w.rep.PeakRSS)
+			}
 			w.sample(false)
 			first := w.pss
 			if c.procs == 1 {
