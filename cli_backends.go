@@ -31,15 +31,6 @@ func executionBackendHelp() string {
 	return strings.Join(parts, ", ")
 }
 
-// doctorOrder is what doctor probes: every backend, then auto.
-func doctorOrder() []sandbox.Backend {
-	var out []sandbox.Backend
-	for _, b := range sandbox.Backends() {
-		out = append(out, b.Name)
-	}
-	return append(out, sandbox.Auto)
-}
-
 // preselectable is the default backend the terminal UI may preselect:
 // auto for an empty, unknown or never-automatic one.
 func preselectable(def string) string {

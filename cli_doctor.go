@@ -67,16 +67,16 @@ func printReport(io stdio, rep sandbox.Report, asJSON bool) {
 
 func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 	var reports []sandbox.Report
-	for _, b := range doctorOrder() {
-		reports = append(reports, doctorReport(ctx, b))
+	for _, b := range sandbox.Backends() {
+		reports = append(reports, doctorReport(ctx, b.Name))
 	}
+	auto := doctorReport(ctx, sandbox.Auto) // listed once, as what auto selects
 	agents := map[string]string{}
 	for _, name := range doctorPrograms() {
 		if p, err := exec.LookPath(name); err == nil {
 			agents[name] = p
 		}
 	}
-	auto := reports[len(reports)-1]
 	self, _ := os.Executable()
 	protection := engine.ProbeProtection(ctx, self)
 	workers := workerStates(ctx)
@@ -87,6 +87,7 @@ func doctorAll(ctx context.Context, io stdio, asJSON bool) int {
 		for _, r := range reports {
 			printReport(io, r, false)
 		}
+		printAuto(io, auto)
 		fmt.Fprintf(io.out, "record protection    %s\n", protectionText(protection))
 		for name, p := range agents {
 			fmt.Fprintf(io.out, "found %s at %s\n", name, p)
@@ -119,4 +120,21 @@ func protectionText(p string) string {
 		return "enclosed: agents see the campaign folder read-only but for their own folders"
 	}
 	return "record not protected from the agent (bubblewrap unavailable): agents run as this account"
+}
+
+// printAuto is the line of what auto selects (or why it selects none), and
+// its warning for a cooperative fallback.
+func printAuto(io stdio, rep sandbox.Report) {
+	switch {
+	case rep.Available && rep.Selected != "":
+		fmt.Fprintf(io.out, "%-20s selects %s\n", sandbox.Auto, rep.Selected)
+	default:
+		fmt.Fprintf(io.out, "%-20s NOT available — %s\n", sandbox.Auto, rep.Reason)
+	}
+	if rep.FallbackReason != "" {
+		fmt.Fprintf(io.out, "%-20s fallback: %s\n", "", rep.FallbackReason)
+	}
+	if rep.Warning != "" {
+		fmt.Fprintf(io.out, "%-20s WARNING: %s\n", "", rep.Warning)
+	}
 }

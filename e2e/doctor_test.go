@@ -102,6 +102,29 @@ func TestDoctor(t *testing.T) {
 			}
 		})
 	}
+	t.Run("all backends, each once", func(t *testing.T) {
+		r := sj(t, "", "doctor", "--json")
+		var all struct {
+			Backends []doctorReport `json:"backends"`
+			Auto     string         `json:"auto"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || r.code != 0 {
+			t.Fatalf("exit %d, %v:\n%s", r.code, err, r)
+		}
+		seen := map[string]bool{}
+		for _, b := range all.Backends {
+			if seen[b.Backend] || b.Selected != "" {
+				t.Errorf("backend %q listed twice or with a selection: %s", b.Backend, r.stdout)
+			}
+			seen[b.Backend] = true
+		}
+		if len(all.Backends) != 3 || all.Auto != "bubblewrap" {
+			t.Errorf("want the three backends once and auto = bubblewrap: %s", r.stdout)
+		}
+		if txt := sj(t, "", "doctor"); strings.Count(txt.stdout, "bubblewrap ") != 1 || !strings.Contains(txt.stdout, "selects bubblewrap") {
+			t.Errorf("the text lists bubblewrap once and says what auto selects:\n%s", txt.stdout)
+		}
+	})
 	t.Run("unknown backend", func(t *testing.T) {
 		if r := sj(t, "", "doctor", "--execution-backend", "docker", "--json"); r.code != 2 || len(lines(r.stderr)) != 1 {
 			t.Fatalf("want exit 2 and one line:\n%s", r)
