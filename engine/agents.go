@@ -236,10 +236,23 @@ func checkCommand(r *Request) error {
 	return nil
 }
 
-// checkScripted names the built-in model when none is given.
+// checkScripted names the built-in model when none is given, and refuses a
+// hypothesis it cannot test: the scripted agent plays the bundled demo, and
+// plans only for a claim that names a numerical threshold ("within 1 %"),
+// which it would otherwise fail to find on every turn until the deadline.
 func checkScripted(r *Request) error {
 	if r.Model == "" {
 		r.Model = "scripted-demo"
+	}
+	if r.HypothesisFile == "" {
+		return nil // a continuation's, checked when its parent ran
+	}
+	text, err := os.ReadFile(r.HypothesisFile)
+	if err != nil {
+		return nil // the hypothesis file's own check names that
+	}
+	if _, err := scripted.ParseCriterion(string(text)); err != nil {
+		return invalidField(r, FieldHypothesisFile, fmt.Errorf("the scripted agent (the demo's) tests only a hypothesis that names a numerical threshold, such as \"within 1 %%\": %w", err))
 	}
 	return nil
 }

@@ -101,6 +101,12 @@ func TestAgentFieldErrors(t *testing.T) {
 		{"command without executable", edit("command", func(r *Request) { r.Executable = "" }), FieldExecutable, Missing},
 		{"command with a non-executable", edit("command", func(r *Request) { r.Executable = r.ProviderConfig + "x" }), FieldExecutable, Invalid},
 		{"scripted with executable", edit("scripted", func(r *Request) { r.Executable = "/bin/true" }), FieldExecutable, Refused},
+		{"scripted with a hypothesis it cannot test", edit("scripted", func(r *Request) {
+			r.HypothesisFile = filepath.Join(t.TempDir(), "h.txt")
+			if err := os.WriteFile(r.HypothesisFile, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}), FieldHypothesisFile, Invalid},
 		{"codex with connection file", edit("codex", func(r *Request) { r.ProviderConfig = "/etc/hosts" }), FieldProviderConfig, Refused},
 		{"claude with a settings file that is not JSON", edit("claude", func(r *Request) { r.ProviderConfig = r.Executable }),
 			FieldProviderConfig, Invalid},
