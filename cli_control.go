@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/simjecture/simjecture/engine"
@@ -21,6 +22,10 @@ func cmdControl(command string) func(context.Context, []string, stdio) int {
 			return fail(io, err)
 		}
 		status, err := engine.Control(ctx, c, nil, engine.Command(command))
+		if ended := (*engine.EndedError)(nil); errors.As(err, &ended) {
+			fmt.Fprintln(io.out, ended.Error()) // nothing to do: not a failure (docs/campaign.md)
+			return exitOK
+		}
 		if err != nil {
 			return fail(io, err)
 		}

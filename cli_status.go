@@ -44,7 +44,11 @@ func statusText(s engine.Snapshot) string {
 	if s.Model != "" {
 		agent += "/" + s.Model
 	}
-	fmt.Fprintf(&b, "agent %s · execution %s · %ds left\n", agent, s.ExecutionBackend, s.RemainingSeconds)
+	left := fmt.Sprintf("%ds left", s.RemainingSeconds)
+	if engine.Terminal(s.Status) {
+		left = "ended (" + string(s.Status) + ")"
+	}
+	fmt.Fprintf(&b, "agent %s · execution %s · %s\n", agent, s.ExecutionBackend, left)
 	for _, c := range s.Claims {
 		fmt.Fprintf(&b, "claim %-16s %-10s %s\n", c.ID, c.Status, truncate(c.Statement, 70))
 	}

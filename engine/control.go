@@ -30,6 +30,9 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 		return "", err
 	}
 	defer s.Close()
+	if err := s.Read(ctx, func(tx *store.Tx) error { return refuseEnded(tx, c) }); err != nil {
+		return "", err
+	}
 	if Owned(c) {
 		return Requested, setControl(ctx, s, command)
 	}
@@ -62,10 +65,10 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Comma
 		if err != nil {
 			return err
 		}
-		status = st.Status
+		if terminal(st.Status) {
+			return &EndedError{Dir: c.Dir, Status: st.Status}
+		}
 		switch {
-		case terminal(st.Status):
-			return nil
 		case command == Pause:
 			if st.Status != StatusPausedExternalError {
 				st.Status = StatusPaused
@@ -92,6 +95,18 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Comma
 		return "", err
 	}
 	return status, WriteReports(ctx, c, s)
+}
+
+// refuseEnded returns an [EndedError] for a study that has ended.
+func refuseEnded(tx *store.Tx, c Campaign) error {
+	st, err := getState(tx)
+	if err != nil {
+		return err
+	}
+	if terminal(st.Status) {
+		return &EndedError{Dir: c.Dir, Status: st.Status}
+	}
+	return nil
 }
 
 func terminal(status Status) bool {

@@ -41,6 +41,11 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 		return nil, fmt.Errorf("lab %s is not a call of the %s (its calls: %s): %w", name, role,
 			strings.Join(CallNamesFor(role), ", "), ErrLab)
 	}
+	if spec.Writes {
+		if err := l.requireWritable(ctx); err != nil {
+			return nil, fmt.Errorf("lab %s: %w", name, err)
+		}
+	}
 	if err := spec.CheckArgs(raw); err != nil {
 		return nil, err
 	}
@@ -51,6 +56,21 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 		raw = []byte("{}")
 	}
 	return spec.handler.run(l, ctx, raw)
+}
+
+// requireWritable refuses a call that would change the record of a study
+// that has ended or of a bundled record (contract section 2, demo
+// --replay), before its arguments are read: the record of an ended study
+// is final, and its report.json the last word on it. The handlers that
+// hand out work check the state again in their own transaction.
+func (l *Lab) requireWritable(ctx context.Context) error {
+	if err := l.S.Read(ctx, requireOpenStudy); err != nil {
+		return err
+	}
+	if IsRecord(l.C) {
+		return fmt.Errorf("this folder is the bundled record of a finished demo study; it takes no new work: %w", ErrLab)
+	}
+	return nil
 }
 
 func (l *Lab) receipt(ctx context.Context, id string) (Receipt, error) {

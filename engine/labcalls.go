@@ -102,7 +102,7 @@ var labCalls = []CallSpec{
 		{Name: "commitment", Type: "string", Description: "claim id, for repair evidence"},
 		{Name: "claim", Type: "string", Description: "structured and frontier: the claim this run serves (required for stage evidence)"},
 		{Name: "resources", Type: "object", Properties: resourcesParams},
-	}, Wakes: true, Roles: runners, handler: handler((*Lab).Run)},
+	}, Wakes: true, Writes: true, Roles: runners, handler: handler((*Lab).Run)},
 	{Name: "status", Description: "One experiment receipt with its log tails; without experiment, a bounded summary: counts, claims, open reviews and the newest verdicts, and a page of receipts (newest first, no log tails).", Params: []Param{
 		{Name: "experiment", Type: "string", Description: "experiment id (optional)"},
 		{Name: "status", Type: "string", Enum: expStatusNames(), Description: "page only receipts of this status"},
@@ -120,7 +120,7 @@ var labCalls = []CallSpec{
 	{Name: "cancel", Description: "Cancel a queued or running experiment.", Params: []Param{
 		{Name: "experiment", Type: "string", Required: true},
 		{Name: "reason", Type: "string"},
-	}, Wakes: true, Roles: runners, handler: handler((*Lab).Cancel)},
+	}, Wakes: true, Writes: true, Roles: runners, handler: handler((*Lab).Cancel)},
 	{Name: "commit", Description: "Commit a repair claim under root or another claim.", Params: []Param{
 		{Name: "statement", Type: "string", Required: true},
 		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
@@ -128,14 +128,14 @@ var labCalls = []CallSpec{
 		{Name: "rationale", Type: "string"},
 		{Name: "source", Type: "string", Description: "program under research/ that tests it"},
 		{Name: "cases", Type: "array", Items: "array", Description: "argument lists of the test cases"},
-	}, Roles: minimalOnly, handler: handler((*Lab).Commit)},
+	}, Writes: true, Roles: minimalOnly, handler: handler((*Lab).Commit)},
 	{Name: "review", Description: "Minimal: ask the independent reviewer to accept a disposition of a claim.", Params: []Param{
 		{Name: "claim", Type: "string", Description: "root (default) or a claim id"},
 		{Name: "disposition", Type: "string", Required: true, Enum: []string{"supported", "falsified", "unresolved"}},
 		{Name: "conclusion", Type: "string", Required: true},
 		{Name: "experiments", Type: "array", Items: "string", Required: true},
 		{Name: "challenge", Type: "object", Properties: challengeParams, Description: "required for supported"},
-	}, Roles: minimalOnly, handler: handler((*Lab).Review)},
+	}, Writes: true, Roles: minimalOnly, handler: handler((*Lab).Review)},
 	{Name: "review_status", Description: "A review request, with the verdict once resolved.", Params: []Param{
 		{Name: "review", Type: "string", Required: true},
 	}, Roles: everyRole, handler: handler((*Lab).ReviewStatus)},
@@ -144,7 +144,7 @@ var labCalls = []CallSpec{
 		{Name: "kind", Type: "string", Enum: noteKindNames(), Description: "default observation"},
 		{Name: "experiments", Type: "array", Items: "string", Description: "the experiments it rests on (each must exist; at most 32)"},
 		{Name: "supersedes", Type: "integer", Description: "id of the note this one corrects"},
-	}, Roles: minimalOnly, handler: handler((*Lab).Note)},
+	}, Writes: true, Roles: minimalOnly, handler: handler((*Lab).Note)},
 	// The claim ledger of the structured and frontier modes (engine/ledger.go);
 	// minimal refuses these calls.
 	{Name: "claim", Description: "Structured and frontier: register a claim of the ledger under its parent.", Params: []Param{
@@ -154,33 +154,33 @@ var labCalls = []CallSpec{
 		{Name: "parent", Type: "string", Description: "root (default) or a claim id"},
 		{Name: "rationale", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "repair", Type: "object", Properties: repairParams, Description: "required for relation repairs"},
-	}, Roles: ledgerWriters, handler: handler((*Lab).Claim)},
+	}, Writes: true, Roles: ledgerWriters, handler: handler((*Lab).Claim)},
 	{Name: "contract", Description: "Structured and frontier: register the next version of a claim's evidence contract.", Params: contractParams,
-		Roles: ledgerWriters, handler: handler((*Lab).Contract)},
+		Writes: true, Roles: ledgerWriters, handler: handler((*Lab).Contract)},
 	{Name: "link", Description: "Structured and frontier: link a finished run's output to a claim; says whether it counts and why not.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "experiment", Type: "string", Required: true},
 		{Name: "output", Type: "string", Required: true, Description: "one of the run's declared outputs"},
 		{Name: "sufficient", Type: "boolean", Required: true, Description: "offered as sufficient under the latest contract"},
 		{Name: "note", Type: "string"},
-	}, Roles: evidenceRoles, handler: handler((*Lab).Link)},
+	}, Writes: true, Roles: evidenceRoles, handler: handler((*Lab).Link)},
 	{Name: "close", Description: "Structured and frontier: close an open claim (never as supported) through the gate.", Params: []Param{
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "status", Type: "string", Required: true, Enum: []string{"falsified", "weakened", "superseded", "unresolved", "instrument_limited", "supported"}, Description: "supported is refused: only an accepted support adjudication sets it"},
 		{Name: "reason", Type: "string", Required: true, Description: "at least 8 characters"},
 		{Name: "contract_version", Type: "integer", Description: "the decisive version (the latest)"},
-	}, Roles: evidenceRoles, handler: handler((*Lab).CloseClaim)},
+	}, Writes: true, Roles: evidenceRoles, handler: handler((*Lab).CloseClaim)},
 	{Name: "review", Description: "Structured and frontier: ask for a contract review (stage contract) of a claim's latest contract, or for the judge's support adjudication (stage support).", Params: []Param{
 		{Name: "stage", Type: "string", Required: true, Enum: []string{string(StageContract), string(StageSupport)}},
 		{Name: "claim", Type: "string", Required: true},
 		{Name: "contract_version", Type: "integer", Description: "support: the decisive version (the latest)"},
 		{Name: "case", Type: "string", Description: "support: the case for sufficiency, at least 8 characters"},
-	}, Roles: ledgerWriters, handler: handler((*Lab).ScienceReview)},
+	}, Writes: true, Roles: ledgerWriters, handler: handler((*Lab).ScienceReview)},
 	{Name: "handoff", Description: "Structured: end the assignment with its outcome; only reads remain afterwards.", Params: []Param{
 		{Name: "outcome", Type: "string", Required: true, Enum: handoffOutcomes},
 		{Name: "experiments", Type: "array", Items: "string", Description: "experiments linked to the assignment's claims"},
 		{Name: "next_test", Type: "string", Description: "what the next assignment should test"},
-	}, Roles: assignedRoles, handler: handler((*Lab).Handoff)},
+	}, Writes: true, Roles: assignedRoles, handler: handler((*Lab).Handoff)},
 }
 
 func expStatusNames() []string {

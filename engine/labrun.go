@@ -264,8 +264,7 @@ func requireOpenStudy(tx *store.Tx) error {
 	if err != nil {
 		return err
 	}
-	switch st.Status {
-	case StatusCompleted, StatusCancelled, StatusBudgetExhausted:
+	if terminal(st.Status) {
 		return fmt.Errorf("study is %s; it takes no new work: %w", st.Status, ErrLab)
 	}
 	return nil

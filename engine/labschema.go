@@ -28,6 +28,7 @@ type CallSpec struct {
 	Description string
 	Params      []Param
 	Wakes       bool   // hands the executor work: wake the supervisor after it succeeds
+	Writes      bool   // changes the record: refused on an ended study or a bundled record (Lab.Call)
 	Roles       []Role // who may make it (engine/roles.go); the guide, MCP and api tools of a role list only its calls
 	handler     callHandler
 }

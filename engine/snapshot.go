@@ -80,8 +80,7 @@ func readHeader(tx *store.Tx) (Snapshot, error) {
 		return snap, err
 	}
 	fillFromContract(&snap, k)
-	snap.Status, snap.Activity, snap.Turn, snap.Provider, snap.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
-	snap.UnreachableWorkers = st.UnreachableWorkers
+	fillFromState(&snap, st)
 	snap.RecordProtection = st.RecordProtection
 	if snap.Usage.InputTokens, snap.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 		return snap, err
@@ -118,6 +117,16 @@ func fillFromContract(snap *Snapshot, k Contract) {
 	}
 	snap.CreatedAt, snap.Deadline = k.CreatedAt, k.Deadline
 	snap.RemainingSeconds = max(0, int64(time.Until(k.Deadline).Seconds()))
+}
+
+// fillFromState copies the supervisor's state into snap. An ended study has
+// no time left, whatever its deadline says (docs/campaign.md).
+func fillFromState(snap *Snapshot, st SupervisorState) {
+	snap.Status, snap.Activity, snap.Turn, snap.Provider, snap.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
+	snap.UnreachableWorkers = st.UnreachableWorkers
+	if terminal(st.Status) {
+		snap.RemainingSeconds = 0
+	}
 }
 
 func listDocs[T any](tx *store.Tx, k store.Kind, statuses ...string) ([]T, error) {

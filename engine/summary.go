@@ -36,9 +36,8 @@ func (v *View) Summary(ctx context.Context) (Summary, error) {
 			return err
 		}
 		fillFromContract(&sum.Snapshot, k)
+		fillFromState(&sum.Snapshot, st)
 		s := &sum.Snapshot
-		s.Status, s.Activity, s.Turn, s.Provider, s.LastError = st.Status, st.Activity, st.Turn, st.Provider, st.LastError
-		s.UnreachableWorkers = st.UnreachableWorkers
 		if s.Usage.InputTokens, s.Usage.OutputTokens, err = tx.SumUsage(); err != nil {
 			return err
 		}
