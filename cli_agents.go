@@ -17,6 +17,7 @@ var fieldFlags = map[engine.Field]struct{ name, arg string }{
 	engine.FieldCampaign:         {"campaign", " DIR"},
 	engine.FieldHypothesisFile:   {"hypothesis-file", " FILE"},
 	engine.FieldInstructionsFile: {"instructions-file", " FILE"},
+	engine.FieldAgentBackend:     {"backend", ""},
 	engine.FieldMode:             {"mode", ""},
 	engine.FieldCompletionPolicy: {"completion-policy", ""},
 	engine.FieldWallSeconds:      {"wall-seconds", ""},
@@ -59,6 +60,9 @@ func inFlags(err error) error {
 func studyFieldInFlags(fe *engine.FieldError, name, arg string) error {
 	if fe.Problem == engine.Missing {
 		return fmt.Errorf("--%s%s is required", name, arg)
+	}
+	if fe.With != "" {
+		return fmt.Errorf("--%s with --%s: %w", name, fieldFlags[fe.With].name, fe.Err)
 	}
 	return fmt.Errorf("--%s: %w", name, fe.Err)
 }

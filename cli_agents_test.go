@@ -49,6 +49,11 @@ func TestFieldErrorsInFlags(t *testing.T) {
 		{&engine.FieldError{Field: engine.FieldHypothesisFile, Problem: engine.Missing}, "--hypothesis-file FILE is required"},
 		{&engine.FieldError{Field: engine.FieldTurnSeconds, Problem: engine.Invalid, Err: errors.New("0: must be more than 0")},
 			"--turn-seconds: 0: must be more than 0"},
+		{&engine.FieldError{Field: engine.FieldAgentBackend, Problem: engine.Invalid, Err: errors.New(`"x": choose one of codex`)},
+			`--backend: "x": choose one of codex`},
+		{&engine.FieldError{Field: engine.FieldCompletionPolicy, Problem: engine.Invalid, With: engine.FieldMode,
+			Err: errors.New(`"answer": a structured study always completes by repair`)},
+			`--completion-policy with --mode: "answer": a structured study always completes by repair`},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer

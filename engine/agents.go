@@ -149,7 +149,7 @@ func LookupAgentBackend(name string) (AgentBackend, bool) {
 func checkAgent(r *Request) error {
 	b, ok := LookupAgentBackend(r.AgentBackend)
 	if !ok {
-		return checkChoice("backend", r.AgentBackend, AgentBackendNames())
+		return checkChoice(FieldAgentBackend, r.AgentBackend, AgentBackendNames())
 	}
 	for _, f := range agentFields {
 		given := *f.in(r) != ""
@@ -313,12 +313,15 @@ type FieldError struct {
 	Field   Field
 	Problem Problem
 	Err     error // for Invalid: what is wrong with the value
+	With    Field // for Invalid: the other field its value conflicts with, if any
 }
 
 func (e *FieldError) Error() string {
 	switch {
 	case e.Backend == "" && e.Problem == Missing:
 		return fmt.Sprintf("the %s is required", e.Field)
+	case e.Backend == "" && e.With != "":
+		return fmt.Sprintf("%s with this %s: %v", e.Field, e.With, e.Err)
 	case e.Backend == "":
 		return fmt.Sprintf("%s: %v", e.Field, e.Err)
 	}

@@ -29,7 +29,7 @@ func NewCampaign(dir string) (Campaign, error) {
 }
 
 // DB is the store file.
-func (c Campaign) DB() string { return filepath.Join(c.Dir, "simjecture.db") }
+func (c Campaign) DB() string { return filepath.Join(c.Dir, storeName) }
 
 // Operator holds the hypothesis and instructions as given.
 func (c Campaign) Operator() string { return filepath.Join(c.Dir, "operator") }
@@ -81,10 +81,17 @@ func (c Campaign) Exists() bool {
 
 // Open opens the campaign's store; the campaign must hold a study.
 func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
+	if err := c.checkReadable(); err != nil {
+		return nil, err
+	}
 	if !c.Exists() {
 		return nil, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, ErrInvalid)
 	}
-	return store.OpenExisting(ctx, c.DB())
+	s, err := store.OpenExisting(ctx, c.DB())
+	if err != nil {
+		return nil, c.openFailed(err)
+	}
+	return s, nil
 }
 
 // LoadContract reads the frozen contract.
@@ -114,14 +121,14 @@ func checkNewCampaignDir(dir string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("campaign %s: %w", dir, err)
+		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("campaign %s is a file, not a folder: %w", dir, ErrInvalid)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("campaign %s: %w", dir, err)
+		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))
 	}
 	// A lone lock file is another creation between opening the lock file
 	// and taking the lock: the lock decides between the two, not this check.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -49,8 +50,8 @@ func LoadCapabilities(dir string) (map[string]Capability, map[string]string, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("capabilities %s: %w", dir, err)
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, nil, fmt.Errorf("capabilities folder %s does not exist: %w", dir, ErrInvalid)
+	if err := checkCapabilitiesDir(dir); err != nil {
+		return nil, nil, err
 	}
 	caps, hashes := map[string]Capability{}, map[string]string{}
 	for _, p := range paths {
@@ -61,6 +62,21 @@ func LoadCapabilities(dir string) (map[string]Capability, map[string]string, err
 		caps[c.Name], hashes[c.Name] = c, sum
 	}
 	return caps, hashes, nil
+}
+
+// checkCapabilitiesDir refuses a capabilities path that is missing,
+// unreadable or not a folder, saying which.
+func checkCapabilitiesDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return badField(FieldCapabilities, "%s does not exist", dir)
+	case err != nil:
+		return badField(FieldCapabilities, "%s: %w", dir, unwrapPath(err))
+	case !st.IsDir():
+		return badField(FieldCapabilities, "%s is a file, not a folder", dir)
+	}
+	return nil
 }
 
 func loadCapability(path string) (Capability, string, error) {

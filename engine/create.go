@@ -45,7 +45,7 @@ func checkNewCampaign(c Campaign) error {
 	err := checkNewCampaignDir(c.Dir)
 	switch {
 	case err == nil:
-		return nil
+		return checkCreatable(c.Dir)
 	case Owned(c):
 		return fmt.Errorf("%s: %w", c.Dir, ErrLocked)
 	case c.Exists():
@@ -58,7 +58,7 @@ func checkNewCampaign(c Campaign) error {
 // call made dir itself.
 func makeCampaignDir(dir string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return false, fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
+		return false, campaignUnusable(dir, "cannot create it", fmt.Errorf("create %s: %w", filepath.Dir(dir), err))
 	}
 	err := os.Mkdir(dir, 0o755)
 	switch {
@@ -67,7 +67,7 @@ func makeCampaignDir(dir string) (bool, error) {
 	case errors.Is(err, os.ErrExist):
 		return false, nil
 	}
-	return false, fmt.Errorf("create %s: %w", dir, err)
+	return false, campaignUnusable(dir, "cannot create it", fmt.Errorf("create %s: %w", dir, err))
 }
 
 // checkLockedDir refuses, under the lock, a folder another process filled

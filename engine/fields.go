@@ -9,6 +9,7 @@ const (
 	FieldCampaign         Field = "campaign folder"
 	FieldHypothesisFile   Field = "hypothesis file"
 	FieldInstructionsFile Field = "instructions file"
+	FieldAgentBackend     Field = "agent backend"
 	FieldMode             Field = "mode"
 	FieldCompletionPolicy Field = "completion policy"
 	FieldWallSeconds      Field = "wall seconds"
@@ -23,7 +24,7 @@ const (
 // StudyFields lists the request fields every study has, for front ends
 // that render them (a test holds the CLI's flags to it).
 func StudyFields() []Field {
-	return []Field{FieldCampaign, FieldHypothesisFile, FieldInstructionsFile, FieldMode, FieldCompletionPolicy,
+	return []Field{FieldCampaign, FieldHypothesisFile, FieldInstructionsFile, FieldAgentBackend, FieldMode, FieldCompletionPolicy,
 		FieldWallSeconds, FieldTurnSeconds, FieldExecutionBackend, FieldCapabilities, FieldContinueFrom, FieldInheritFile, FieldWorkers}
 }
 

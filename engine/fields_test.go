@@ -10,7 +10,7 @@ import (
 func TestStudyFieldErrors(t *testing.T) {
 	t.Parallel()
 	ok := func() Request {
-		return Request{Mode: "minimal", AgentBackend: "scripted", CompletionPolicy: "repair", WallSeconds: 60, TurnSeconds: 30}
+		return Request{Mode: "minimal", AgentBackend: "scripted", ExecutionBackend: "bubblewrap", CompletionPolicy: "repair", WallSeconds: 60, TurnSeconds: 30}
 	}
 	tests := []struct {
 		name  string

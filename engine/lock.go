@@ -31,7 +31,7 @@ func AcquireLock(c Campaign) (*Lock, error) {
 func lockOnce(c Campaign) (*Lock, error) {
 	f, err := os.OpenFile(c.LockFile(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open lock: %w", err)
+		return nil, campaignUnusable(c.Dir, "cannot write in it", fmt.Errorf("open lock: %w", err))
 	}
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {

@@ -16,10 +16,14 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
+// PolicyRepair is the default completion policy, and the only one of the
+// scientific modes (contract section 12).
+const PolicyRepair = "repair"
+
 // Modes and completion policies.
 var (
 	Modes    = []string{"minimal", "structured", "frontier"}
-	Policies = []string{"repair", "answer"}
+	Policies = []string{PolicyRepair, "answer"}
 )
 
 // Request is what the operator asks for when starting a study; fields left
@@ -81,11 +85,36 @@ func checkChoice(f Field, v string, allowed []string) error {
 	return nil
 }
 
-func validateRequest(r *Request) error {
-	if err := checkChoice(FieldMode, r.Mode, Modes); err != nil {
-		return err
+// checkNames refuses a value that names nothing in its table (a mode, a
+// completion policy, an agent or an execution backend), and a completion
+// policy its mode does not take, before anything reads or probes the host:
+// an unknown name is reported before whatever the host lacks.
+func checkNames(r Request) error {
+	for _, c := range []struct {
+		f       Field
+		v       string
+		allowed []string
+	}{
+		{FieldMode, r.Mode, Modes},
+		{FieldCompletionPolicy, r.CompletionPolicy, Policies},
+		{FieldAgentBackend, r.AgentBackend, AgentBackendNames()},
+	} {
+		if err := checkChoice(c.f, c.v, c.allowed); err != nil {
+			return err
+		}
 	}
-	if err := checkChoice(FieldCompletionPolicy, r.CompletionPolicy, Policies); err != nil {
+	if _, err := sandbox.ParseBackend(r.ExecutionBackend); err != nil {
+		return badField(FieldExecutionBackend, "%w", err)
+	}
+	if slices.Contains(ScientificModes, r.Mode) && r.CompletionPolicy != PolicyRepair {
+		return &FieldError{Field: FieldCompletionPolicy, Problem: Invalid, With: FieldMode,
+			Err: fmt.Errorf("%q: a %s study always completes by %s", r.CompletionPolicy, r.Mode, PolicyRepair)}
+	}
+	return nil
+}
+
+func validateRequest(r *Request) error {
+	if err := checkNames(*r); err != nil {
 		return err
 	}
 	if r.WallSeconds <= 0 {
@@ -142,6 +171,9 @@ type newStudy struct {
 // nothing; a continuation reads its parent (never writing it).
 func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (newStudy, error) {
 	var ns newStudy
+	if err := checkNames(r); err != nil {
+		return ns, err
+	}
 	if err := checkNewCampaign(c); err != nil {
 		return ns, err
 	}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Whether this account can use the operator's campaign folder. A folder it
+// cannot create or write in, or whose store it cannot read, is the
+// operator's input: a FieldError of the campaign folder naming the folder
+// and the reason, not a harness failure.
+
+// storeName is the file name of a campaign's store, as messages name it.
+const storeName = "simjecture.db"
+
+// campaignUnusable is a FieldError of the campaign folder dir when err is
+// a denied permission or a read-only file system; any other err is
+// returned unchanged.
+func campaignUnusable(dir, what string, err error) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || (errno != syscall.EACCES && errno != syscall.EPERM && errno != syscall.EROFS) {
+		return err
+	}
+	return badField(FieldCampaign, "%s: %s: %w", dir, what, errno)
+}
+
+// checkCreatable refuses a new campaign folder this account cannot make
+// (the nearest existing folder above it is not writable) or, when it
+// exists, cannot write in; it writes nothing.
+func checkCreatable(dir string) error {
+	p, what := dir, "cannot write in it"
+	for {
+		_, err := os.Stat(p)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return campaignUnusable(dir, "cannot create it", err)
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+		p, what = filepath.Dir(p), "cannot create it"
+	}
+	if err := unix.Access(p, unix.W_OK|unix.X_OK); err != nil {
+		return campaignUnusable(dir, what, err)
+	}
+	return nil
+}
+
+// checkReadable refuses a campaign whose store exists but this account
+// cannot read (a missing store is told apart by its callers).
+func (c Campaign) checkReadable() error {
+	f, err := os.Open(c.DB())
+	switch {
+	case err == nil:
+		return f.Close()
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	}
+	return campaignUnusable(c.Dir, "cannot read its store "+storeName, err)
+}
+
+// openFailed explains a store that exists and is readable but did not
+// open: a folder this account cannot write in (SQLite keeps its journal
+// beside the store) is the operator's input; any other failure is err.
+func (c Campaign) openFailed(err error) error {
+	if aerr := unix.Access(c.Dir, unix.W_OK|unix.X_OK); aerr != nil {
+		return campaignUnusable(c.Dir, "cannot write in it (the store "+storeName+" keeps its journal there)", aerr)
+	}
+	if aerr := unix.Access(c.DB(), unix.W_OK); aerr != nil {
+		return campaignUnusable(c.Dir, "cannot write its store "+storeName, aerr)
+	}
+	return err
+}
