@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // Console log bounds: the kept log holds at most logHalf bytes from each end,
@@ -86,7 +87,8 @@ func openLog(path string) (*os.File, os.FileInfo, error) {
 }
 
 // headTail returns the file whole when it holds at most 2×half bytes, else
-// its first and last half bytes around a "… N bytes truncated …" marker.
+// its first and last half bytes around a "… N bytes truncated …" marker,
+// each cut moved (by at most 3 bytes) off the middle of a UTF-8 sequence.
 // A missing file (or one that is not a plain file) reads as empty.
 func headTail(path string, half int64) ([]byte, error) {
 	f, info, err := openLog(path)
@@ -110,8 +112,31 @@ func headTailOf(f *os.File, size, half int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	marker := fmt.Sprintf("\n… %d bytes truncated …\n", size-2*half)
+	head, end = runeHead(head), runeTail(end)
+	marker := fmt.Sprintf("\n… %d bytes truncated …\n", size-int64(len(head)+len(end)))
 	return append(append(head, marker...), end...), nil
+}
+
+// runeHead drops an incomplete UTF-8 sequence at the end of b.
+func runeHead(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// runeTail drops the continuation bytes of a sequence cut at the start of b.
+func runeTail(b []byte) []byte {
+	i := 0
+	for i < len(b) && i < utf8.UTFMax-1 && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	return b[i:]
 }
 
 func readAt(f *os.File, off, n int64) ([]byte, error) {

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestTranslator(t *testing.T) {
@@ -53,6 +55,29 @@ func TestHeadTail(t *testing.T) {
 	if b, err := headTail(filepath.Join(dir, "absent"), 4); err != nil || len(b) != 0 {
 		t.Errorf("absent log: %q %v", b, err)
 	}
+	// Cuts inside a multi-byte character move off it: no U+FFFD in the
+	// tails, and the marker counts what was left out.
+	for _, body := range []string{"aé" + strings.Repeat("x", 20) + "éb", "a€" + strings.Repeat("€", 9) + "€b", "😀😀" + strings.Repeat("y", 30) + "😀😀"} {
+		p := filepath.Join(dir, "utf8")
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+		for half := 1; half <= 6; half++ {
+			got, err := headTail(p, int64(half))
+			must(t, err)
+			head, rest, _ := strings.Cut(string(got), "\n… ")
+			n, tail, _ := strings.Cut(rest, " bytes truncated …\n")
+			if !utf8.ValidString(string(got)) || len(head)+len(tail)+atoiT(t, n) != len(body) {
+				t.Errorf("half %d of %q: %q", half, body, got)
+			}
+		}
+	}
+}
+
+func atoiT(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("marker count %q: %v", s, err)
+	}
+	return n
 }
 
 func itoa(n int) string { return fmtInt(n) }
