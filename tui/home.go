@@ -223,6 +223,10 @@ func (m homeModel) View() string {
 		lines = append(lines, "  No studies yet. Press n to start one, or d for the demo (no API key needed).")
 	}
 	bench := m.benchLines(w, h)
+	// The benchmark runs never take the title, the list's header or the
+	// footer's room (a screen of a few lines, or the first frame, drawn
+	// before the terminal's size is known).
+	bench = bench[:min(len(bench), max(0, h-4-len(lines)))]
 	listH := max(1, h-len(lines)-5-len(bench))
 	lines[1] = m.listLine(listH, w)
 	lines = append(lines, m.rows(listH, w, sw)...)

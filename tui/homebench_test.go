@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/simjecture/simjecture/engine"
 )
@@ -43,5 +46,23 @@ func TestGoldenHomeBenchRuns(t *testing.T) {
 	small := homeModelFor(t, benchFixture(), 80, 12).View() // a third of 12 rows holds one report and the rest counted
 	if !strings.Contains(small, "… 2 more") {
 		t.Errorf("a small screen does not count the reports left out:\n%s", small)
+	}
+}
+
+// TestHomeBenchRunsOnAnySize: the home screen with benchmark runs draws on
+// every height, also its first frame, before the terminal's size is known
+// (the list can arrive first): it used to panic there (a block of -2 lines)
+// and end the TUI.
+func TestHomeBenchRunsOnAnySize(t *testing.T) {
+	t.Parallel()
+	m := NewModel(context.Background(), newCommon(benchFixture(), false), Start{Now: t0})
+	m = feed(t, m, m.Init()) // the studies and runs, no size yet
+	_ = m.View()
+	for h := 1; h <= 12; h++ {
+		sized, _ := step(t, m, tea.WindowSizeMsg{Width: 80, Height: h})
+		v := sized.View()
+		if h >= 6 { // the home screen's smallest layout
+			assertFits(t, v, 80, h)
+		}
 	}
 }

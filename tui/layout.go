@@ -24,10 +24,11 @@ func fit(s string, w int) string {
 	return s
 }
 
-// block renders lines as exactly h lines of exactly w cells.
+// block renders lines as exactly h lines of exactly w cells (none when h
+// is not positive).
 func block(lines []string, w, h int) []string {
-	out := make([]string, h)
-	for i := range h {
+	out := make([]string, max(h, 0))
+	for i := range out {
 		l := ""
 		if i < len(lines) {
 			l = lines[i]
