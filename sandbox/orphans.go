@@ -106,13 +106,13 @@ func (s *server) orphansOf(w *watchdog) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []int
-	live := map[orphanKey]bool{}
+	live := map[procKey]bool{}
 	for _, c := range kids {
 		st, err := readStat(c)
 		if _, isTarget := s.targets[c]; err != nil || isTarget {
 			continue
 		}
-		key := orphanKey{c, st.start}
+		key := procKey{c, st.start}
 		live[key] = true
 		if s.claims(w, c, st, s.ownersOf(key)) {
 			out = append(out, c)
@@ -128,7 +128,7 @@ func (s *server) orphansOf(w *watchdog) []int {
 
 // ownersOf returns the runs that may own orphan k: those active when it was
 // first seen that had started by the time it did. s.mu is held.
-func (s *server) ownersOf(k orphanKey) map[uint64]bool {
+func (s *server) ownersOf(k procKey) map[uint64]bool {
 	if owners, ok := s.orphans[k]; ok {
 		return owners
 	}
@@ -152,8 +152,8 @@ func (s *server) claims(w *watchdog, pid int, st procStat, owners map[uint64]boo
 	if o, ok := s.targets[st.sid]; ok && o != w {
 		return false
 	}
-	if tag := runTag(pid); tag>>tagIDBits == uint64(s.self) && s.active[tag&tagIDMask] != nil {
-		return tag&tagIDMask == w.id&tagIDMask
+	if o := s.taggedRun(pid); o != nil {
+		return o == w
 	}
 	if w.owns(pid, st) {
 		return true

@@ -16,8 +16,8 @@ type waitResult struct {
 	ru syscall.Rusage
 }
 
-// orphanKey names one process: a pid and its start time.
-type orphanKey struct {
+// procKey names one process: a pid and its start time.
+type procKey struct {
 	pid   int
 	start uint64
 }
@@ -35,16 +35,16 @@ type server struct {
 	stopOnce  sync.Once
 
 	mu      sync.Mutex
-	targets map[int]*watchdog             // live targets by pid
-	active  map[uint64]*watchdog          // runs not yet finished, by id
-	orphans map[orphanKey]map[uint64]bool // runs that may own an orphan, fixed when first seen
+	targets map[int]*watchdog           // live targets by pid
+	active  map[uint64]*watchdog        // runs not yet finished, by id
+	orphans map[procKey]map[uint64]bool // runs that may own an orphan, fixed when first seen
 }
 
 func newServer(parentPID int) *server {
 	self := os.Getpid()
 	kids := "/proc/" + strconv.Itoa(self) + "/task/" + strconv.Itoa(self) + "/children"
 	return &server{parentPID: parentPID, self: self, gone: make(chan struct{}), cgroups: probeCgroups(),
-		targets: map[int]*watchdog{}, active: map[uint64]*watchdog{}, orphans: map[orphanKey]map[uint64]bool{},
+		targets: map[int]*watchdog{}, active: map[uint64]*watchdog{}, orphans: map[procKey]map[uint64]bool{},
 		kidsFile: sync.OnceValues(func() (int, error) { return unix.Open(kids, unix.O_RDONLY|unix.O_CLOEXEC, 0) }),
 		devNull:  sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })}
 }

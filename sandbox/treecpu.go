@@ -11,12 +11,6 @@ type cpuTally struct {
 	total uint64
 }
 
-// procKey names one process: a pid and its start time.
-type procKey struct {
-	pid   int
-	start uint64
-}
-
 // see records that process (pid, start) has used ticks so far.
 func (c *cpuTally) see(pid int, start, ticks uint64) {
 	if c.last == nil {
