@@ -110,7 +110,7 @@ func (s *server) reap() {
 			w = s.taggedRun(pid) // read before the wait: a reaped pid has no limits
 		}
 		var r waitResult
-		if _, err := syscall.Wait4(pid, &r.ws, 0, &r.ru); err != nil {
+		if got, err := syscall.Wait4(pid, &r.ws, syscall.WNOHANG, &r.ru); err != nil || got != pid {
 			continue // EINTR: it is still there for the next round
 		}
 		if target {
