@@ -39,6 +39,8 @@ func main() {
 			os.Exit(sandbox.HelperMain(os.Args[2:]))
 		case sandbox.EnclosedArg:
 			os.Exit(sandbox.EnclosedMain(os.Args[2:]))
+		case sandbox.GuardArg:
+			os.Exit(sandbox.GuardMain(os.Args[2:]))
 		case slurm.JobArg:
 			os.Exit(slurm.JobMain(os.Args[2:]))
 		case scripted.Command:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 )
 
@@ -16,19 +17,22 @@ import (
 //
 // The launch line is
 //
-//	sh -c 'trap "" TERM; exec "$0" "$@"' bwrap --dev-bind / / --ro-bind DIR DIR
+//	SELF __enclosure-guard PID bwrap --dev-bind / / --ro-bind DIR DIR
 //	   --bind W W … --unshare-pid --proc /proc --cap-drop ALL --die-with-parent
 //	   -- SELF __enclosed-exec ARGV…
 //
-// The outer bwrap, its init and the agent stay in the process group the
-// caller gave the launcher, so signals to the group reach the agent. bwrap
-// dies on SIGTERM and would take the agent with it at once (die-with-parent),
-// cutting the grace an agent has to save its session; so the shell makes the
-// launcher ignore SIGTERM, and our own binary, exec'd last inside, restores
-// the default before it execs the agent (a Go program handles SIGTERM from
-// its start, and exec resets handled signals). A SIGKILL to the group kills
+// where PID is the supervisor's. The guard (guard.go), bwrap, its init and
+// the agent stay in the process group the caller gave the launcher, so
+// signals to the group reach the agent. bwrap dies on SIGTERM and would
+// take the agent with it at once (die-with-parent), cutting the grace an
+// agent has to save its session; so the guard ignores SIGTERM, bwrap
+// inherits that, and our own binary, exec'd last inside, restores the
+// default before it execs the agent (a Go program handles SIGTERM from its
+// start, and exec resets handled signals). A SIGKILL to the group kills
 // bwrap; the pid namespace dies with it, so the agent's descendants, setsid
-// ones included, die too. The pid namespace and the fresh /proc also keep
+// ones included, die too. When the supervisor dies, the guard kills what is
+// below it, bwrap's init included when bwrap died before arming its init's
+// parent-death signal. The pid namespace and the fresh /proc also keep
 // the agent from reaching the host's mount namespace through
 // /proc/PID/root of a process of the same account, and --cap-drop ALL keeps
 // a root agent from remounting the folder.
@@ -69,7 +73,7 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 	if err != nil {
 		return argv // starting it fails as it would unenclosed
 	}
-	out := []string{"/bin/sh", "-c", `trap "" TERM; exec "$0" "$@"`, e.bwrap,
+	out := []string{e.self, GuardArg, strconv.Itoa(os.Getpid()), e.bwrap,
 		"--dev-bind", "/", "/", "--ro-bind", readOnly, readOnly}
 	for _, w := range writable {
 		out = append(out, "--bind", w, w)

@@ -22,6 +22,12 @@ func TestMain(m *testing.M) {
 		runnerBallast = touched(48 << 20)
 		os.Exit(HelperMain(os.Args[2:]))
 	}
+	switch firstArg(os.Args[1:]) {
+	case GuardArg:
+		os.Exit(GuardMain(os.Args[2:]))
+	case EnclosedArg:
+		os.Exit(EnclosedMain(os.Args[2:]))
+	}
 	if mode := os.Getenv(envTestHelper); mode != "" {
 		os.Exit(testHelperMode(mode))
 	}
@@ -51,6 +57,8 @@ func testHelperMode(mode string) int {
 		out = runOutput{Result: res, Err: errString(err)}
 	case "probe":
 		out = Probe(signalContext(), Backend(os.Args[1]))
+	case guardParentMode:
+		return guardParent(os.Args[1:])
 	case "select":
 		out = Select(signalContext(), Backend(os.Args[1]))
 	default:

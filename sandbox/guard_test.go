@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// guardParentMode is the test helper mode that plays a supervisor: it starts
+// an enclosed agent (os.Args[2:]) in its own process group, waits
+// os.Args[1] microseconds and kills itself with SIGKILL.
+const guardParentMode = "guard-parent"
+
+// guardMarkVar marks every process of one guard test in its environment.
+const guardMarkVar = "SIMJECTURE_GUARD_TEST"
+
+func guardParent(args []string) int {
+	us, err := strconv.Atoi(firstArg(args))
+	if err != nil || len(args) < 2 {
+		return 2
+	}
+	bwrap, err := bwrapPath()
+	if err != nil {
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 2
+	}
+	e := Enclosure{bwrap: bwrap, self: self}
+	argv := e.Wrap(os.TempDir(), nil, args[1:])
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	time.Sleep(time.Duration(us) * time.Microsecond)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	return 1
+}
+
+// TestGuardKillsTheEnclosureWithItsParent kills the parent of an enclosed
+// agent at moments spread over the enclosure's launch (bwrap cloning its
+// init, mounting, forking the agent). Without the guard, about one launch
+// in four left bwrap's init and the agent under the host's init for as
+// long as the agent ran. With it, nothing of any launch outlives the
+// parent by more than 2 s.
+func TestGuardKillsTheEnclosureWithItsParent(t *testing.T) {
+	if !Probe(context.Background(), Bubblewrap).Available {
+		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+	}
+	mark := make([]byte, 8)
+	_, _ = rand.Read(mark)
+	tag := guardMarkVar + "=" + hex.EncodeToString(mark)
+	const launches = 60
+	leftAfter := 0
+	for i := range launches {
+		cmd := exec.Command(os.Args[0], strconv.Itoa(i*250), "sleep", "3600")
+		cmd.Env = append(os.Environ(), envTestHelper+"="+guardParentMode, tag)
+		_ = cmd.Run() // it kills itself
+		if !waitUnmarked(tag, 2*time.Second) {
+			leftAfter++
+			for _, pid := range marked(tag) {
+				cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				wc, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+				t.Logf("parent killed %d µs after the launch: left pid %d (%s) in %s", i*250, pid, bytes.ReplaceAll(cl, []byte{0}, []byte{' '}), wc)
+			}
+			killMarked(tag)
+		}
+	}
+	if leftAfter > 0 {
+		t.Fatalf("%d of %d launches left processes 2 s after their parent was killed", leftAfter, launches)
+	}
+}
+
+// waitUnmarked waits until no live process carries tag in its environment.
+func waitUnmarked(tag string, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for len(marked(tag)) > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// marked lists the live processes whose environment holds tag.
+func marked(tag string) []int {
+	d, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00" + tag + "\x00")
+	var out []int
+	for _, e := range d {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), want) {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && !st.finished() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func killMarked(tag string) {
+	for _, pid := range marked(tag) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// TestEnclosedAgentGetsTheStop sends SIGTERM to an enclosed agent's
+// process group, as a turn's stop does: the guard and bwrap ignore it, the
+// agent gets it (its trap runs) and its exit code comes back through bwrap
+// and the guard.
+func TestEnclosedAgentGetsTheStop(t *testing.T) {
+	if !Probe(context.Background(), Bubblewrap).Available {
+		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+	}
+	bwrap, err := bwrapPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e := Enclosure{bwrap: bwrap, self: self}
+	script := `trap 'echo stopped > "$0/stopped"; exit 3' TERM; echo up > "$0/up"; while :; do sleep 0.01; done`
+	argv := e.Wrap(dir, []string{dir}, []string{"sh", "-c", script, dir})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := os.Stat(dir + "/up"); err != nil; _, err = os.Stat(dir + "/up") {
+		time.Sleep(5 * time.Millisecond) // the agent's first line has not run yet
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 3 {
+		t.Errorf("enclosed agent stopped by SIGTERM: exit %d (%v), want its own 3", code, err)
+	}
+	if _, err := os.Stat(dir + "/stopped"); err != nil {
+		t.Errorf("the agent's SIGTERM trap did not run: %v", err)
+	}
+}
