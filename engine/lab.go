@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,6 +20,10 @@ type Lab struct {
 
 	contract *Contract // loaded on first need
 	role     Role      // set: calls are made in this role (tests); else read from the store
+
+	// afterCheck, when set (tests), runs between a writing call's early
+	// check and its handler: the instant in which its study may end.
+	afterCheck func()
 
 	remote    *labClient // set by OpenLab when the supervisor answers: calls go to it
 	ownsStore bool       // OpenLab opened S
@@ -45,6 +50,9 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 		if err := l.requireWritable(ctx); err != nil {
 			return nil, fmt.Errorf("lab %s: %w", name, err)
 		}
+		if l.afterCheck != nil {
+			l.afterCheck()
+		}
 	}
 	if err := spec.CheckArgs(raw); err != nil {
 		return nil, err
@@ -55,14 +63,20 @@ func (l *Lab) Call(ctx context.Context, name string, raw []byte) (any, error) {
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
-	return spec.handler.run(l, ctx, raw)
+	result, err := spec.handler.run(l, ctx, raw)
+	var ended endedStudyError
+	if errors.As(err, &ended) { // found inside the call's transaction: the same words as before it
+		return nil, fmt.Errorf("lab %s: %w", name, ended)
+	}
+	return result, err
 }
 
 // requireWritable refuses a call that would change the record of a study
 // that has ended or of a bundled record (contract section 2, demo
-// --replay), before its arguments are read: the record of an ended study
-// is final, and its report.json the last word on it. The handlers that
-// hand out work check the state again in their own transaction.
+// --replay), before its arguments are read, so the refusal comes first
+// and in one line: the record of an ended study is final, and its
+// report.json the last word on it. The study may still end after this
+// check; [Lab.write] checks again in the transaction that writes.
 func (l *Lab) requireWritable(ctx context.Context) error {
 	if err := l.S.Read(ctx, requireOpenStudy); err != nil {
 		return err
@@ -71,6 +85,21 @@ func (l *Lab) requireWritable(ctx context.Context) error {
 		return fmt.Errorf("this folder is the bundled record of a finished demo study; it takes no new work: %w", ErrLab)
 	}
 	return nil
+}
+
+// write runs fn in one write transaction of the study's store that first
+// refuses a study that has ended (requireOpenStudy): the one way a lab
+// call writes the record, so no write can follow the study's end, however
+// close the two come (a call served by a supervisor whose study completes
+// meanwhile). TestWritingCallsCheckTheEndInTheirTransaction holds every
+// row marked Writes to it.
+func (l *Lab) write(ctx context.Context, fn func(*store.Tx) error) error {
+	return l.S.Tx(ctx, func(tx *store.Tx) error {
+		if err := requireOpenStudy(tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
 func (l *Lab) receipt(ctx context.Context, id string) (Receipt, error) {
@@ -105,7 +134,7 @@ type CancelArgs struct {
 // Cancel cancels a queued experiment at once and asks the executor to stop a running one.
 func (l *Lab) Cancel(ctx context.Context, a CancelArgs) (Receipt, error) {
 	var r Receipt
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		var err error
 		if r, err = getReceipt(tx, a.Experiment); err != nil {
 			return err

@@ -184,8 +184,21 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 	c, s := newTestStudy(t, nil)
 	writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
 	lab := &Lab{C: c, S: s, Cores: 2, MemMB: 8192}
+	covered := runDispatchSteps(t, lab, minimalDispatchSteps())
+	_, _, slab := newScientificStudy(t, "structured")
+	covered = append(covered, runDispatchSteps(t, slab, ledgerDispatchSteps(t, slab))...)
+	slices.Sort(covered)
+	if names := CallNames(); !sameSet(slices.Compact(covered), names) {
+		t.Errorf("steps cover %v, the table has %v: add a step for a new call", covered, names)
+	}
+}
+
+// minimalDispatchSteps are the calls of a minimal study (with sim.py under
+// research/), each with arguments it takes, in an order in which each
+// succeeds.
+func minimalDispatchSteps() []dispatchStep {
 	var exp, rev string
-	steps := []dispatchStep{
+	return []dispatchStep{
 		{"run", func() string { return `{"source":"sim.py","outputs":["o.txt"]}` }, func(t *testing.T, got any) {
 			r := as[Receipt](t, got)
 			if exp = r.ID; r.Status != ExpQueued || !strings.HasPrefix(exp, "exp_") {
@@ -236,12 +249,6 @@ func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
 			}
 		}},
 	}
-	covered := runDispatchSteps(t, lab, steps)
-	covered = append(covered, ledgerDispatch(t)...)
-	slices.Sort(covered)
-	if names := CallNames(); !sameSet(slices.Compact(covered), names) {
-		t.Errorf("steps cover %v, the table has %v: add a step for a new call", covered, names)
-	}
 }
 
 func runDispatchSteps(t *testing.T, lab *Lab, steps []dispatchStep) []string {
@@ -258,13 +265,13 @@ func runDispatchSteps(t *testing.T, lab *Lab, steps []dispatchStep) []string {
 	return covered
 }
 
-// ledgerDispatch runs the calls of the scientific modes on a structured
-// study and returns their names.
-func ledgerDispatch(t *testing.T) []string {
-	_, _, lab := newScientificStudy(t, "structured")
+// ledgerDispatchSteps are the calls of the scientific modes on lab's
+// structured study, after a finished workbench run they may link, in an
+// order in which each succeeds.
+func ledgerDispatchSteps(t *testing.T, lab *Lab) []dispatchStep {
 	wb := mustCall[Receipt](t, lab, "run", `{"source":"orbit.py","outputs":["r.json"],"stage":"workbench","claim":"root"}`)
 	finishRun(t, lab, wb.ID, ExpSucceeded, map[string]string{"r.json": `{"planets":[{"ok":true}]}`})
-	return runDispatchSteps(t, lab, []dispatchStep{
+	return []dispatchStep{
 		{"claim", func() string {
 			return `{"statement":"the integrator is accurate","kind":"instrument","relation":"instrument_of","rationale":"trust the tool"}`
 		}, func(t *testing.T, got any) {
@@ -300,7 +307,7 @@ func ledgerDispatch(t *testing.T) []string {
 				t.Fatalf("handoff gave %+v", a)
 			}
 		}},
-	})
+	}
 }
 
 func as[T any](t *testing.T, got any) T {

@@ -45,10 +45,7 @@ func (l *Lab) Commit(ctx context.Context, a CommitArgs) (Claim, error) {
 		Rationale: a.Rationale, Source: a.Source, Cases: a.Cases, CreatedAt: time.Now().UTC()}
 	c.ID = shortHash("claim_", map[string]any{"statement": a.Statement, "parent": a.Parent,
 		"acceptance": a.Acceptance, "source": a.Source, "cases": a.Cases})
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
-		if err := requireOpenStudy(tx); err != nil {
-			return err
-		}
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if existing, err := getClaim(tx, c.ID); err == nil {
 			c = existing
 			return nil
@@ -102,10 +99,7 @@ func (l *Lab) Review(ctx context.Context, a ReviewArgs) (Review, error) {
 		Experiments: a.Experiments, Challenge: a.Challenge, Status: "queued", CreatedAt: time.Now().UTC()}
 	r.ID = shortHash("rev_", map[string]any{"claim": a.Claim, "disposition": a.Disposition,
 		"conclusion": a.Conclusion, "experiments": a.Experiments, "challenge": a.Challenge})
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
-		if err := requireOpenStudy(tx); err != nil {
-			return err
-		}
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if existing, err := getReview(tx, r.ID); err == nil {
 			r = existing
 			return nil

@@ -33,7 +33,7 @@ func (l *Lab) CloseClaim(ctx context.Context, a CloseArgs) (Claim, error) {
 		return Claim{}, err
 	}
 	var c Claim
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if err := l.requireLedger(tx, "close"); err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ type LinkArgs struct {
 // The same link twice returns the first.
 func (l *Lab) Link(ctx context.Context, a LinkArgs) (Link, error) {
 	var k Link
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if err := l.requireLedger(tx, "link"); err != nil {
 			return err
 		}

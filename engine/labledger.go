@@ -29,7 +29,7 @@ func (l *Lab) Claim(ctx context.Context, a ClaimArgs) (Claim, error) {
 		a.Parent = RootClaim
 	}
 	var c Claim
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if err := l.requireLedger(tx, "claim"); err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (l *Lab) Contract(ctx context.Context, a ContractArgs) (ContractResult, err
 		return ContractResult{}, err
 	}
 	var res ContractResult
-	err = l.S.Tx(ctx, func(tx *store.Tx) error {
+	err = l.write(ctx, func(tx *store.Tx) error {
 		if err := l.requireLedger(tx, "contract"); err != nil {
 			return err
 		}

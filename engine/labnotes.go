@@ -48,7 +48,7 @@ func (l *Lab) Note(ctx context.Context, a NoteArgs) (Note, error) {
 		return Note{}, fmt.Errorf("supersedes must be a note id, not %d: %w", a.Supersedes, ErrLab)
 	}
 	n := Note{Statement: a.Statement, Kind: a.Kind, Experiments: a.Experiments, Supersedes: a.Supersedes, CreatedAt: time.Now().UTC()}
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if err := checkNoteLinks(tx, n); err != nil {
 			return err
 		}

@@ -51,10 +51,7 @@ func (l *Lab) Run(ctx context.Context, a RunArgs) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	err = l.S.Tx(ctx, func(tx *store.Tx) error {
-		if err := requireOpenStudy(tx); err != nil {
-			return err
-		}
+	err = l.write(ctx, func(tx *store.Tx) error {
 		if existing, err := getReceipt(tx, r.ID); err == nil {
 			r = existing
 			return nil
@@ -259,16 +256,24 @@ func (l *Lab) sealOne(what, p string, outputs []string) (sum string, exec bool, 
 	return sum, exec, rel, err
 }
 
+// requireOpenStudy refuses, with an [endedStudyError], work on a study
+// that has ended.
 func requireOpenStudy(tx *store.Tx) error {
 	st, err := getState(tx)
 	if err != nil {
 		return err
 	}
 	if terminal(st.Status) {
-		return fmt.Errorf("study is %s; it takes no new work: %w", st.Status, ErrLab)
+		return endedStudyError{fmt.Errorf("study is %s; it takes no new work: %w", st.Status, ErrLab)}
 	}
 	return nil
 }
+
+// endedStudyError is a lab call refused because its study has ended, an
+// [ErrLab]; Lab.Call gives it the same words wherever it was found.
+type endedStudyError struct{ error }
+
+func (e endedStudyError) Unwrap() error { return e.error }
 
 func getState(tx *store.Tx) (SupervisorState, error) {
 	var st SupervisorState

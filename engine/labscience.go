@@ -43,7 +43,7 @@ func (l *Lab) ScienceReview(ctx context.Context, a ScienceReviewArgs) (Review, e
 		return Review{}, fmt.Errorf("a contract review takes only claim (it judges the latest version): %w", ErrLab)
 	}
 	var r Review
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		if err := l.requireLedger(tx, "review"); err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (l *Lab) Handoff(ctx context.Context, a HandoffArgs) (Assignment, error) {
 		return Assignment{}, fmt.Errorf("outcome %q: choose falsified, registered, inconclusive or blocked (support is the judge's alone): %w", a.Outcome, ErrLab)
 	}
 	var as Assignment
-	err := l.S.Tx(ctx, func(tx *store.Tx) error {
+	err := l.write(ctx, func(tx *store.Tx) error {
 		cur, err := activeAssignment(tx)
 		if err != nil {
 			return err
