@@ -17,10 +17,13 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 	}
 	if conn, err := dialLab(c); err == nil { // the supervisor records the request itself
 		cl := &labClient{conn: conn, lines: newLineReader(conn)}
-		err := cl.control(ctx, string(command))
+		err := cl.control(ctx, c, string(command))
 		_ = conn.Close()
+		if err == nil {
+			return Requested, nil
+		}
 		if !errors.Is(err, errNoAnswer) {
-			return Requested, err
+			return "", err
 		}
 		// It closed without an answer (stopping, or dead): record the
 		// request as when no supervisor answers. Asking twice is harmless.
@@ -34,14 +37,23 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 		return "", err
 	}
 	if Owned(c) {
-		return Requested, setControl(ctx, s, command)
+		if err := setControl(ctx, c, s, command); err != nil {
+			return "", err
+		}
+		return Requested, nil
 	}
 	return applyOffline(ctx, c, s, command)
 }
 
 // setControl records a pause or cancel request for the running supervisor.
-func setControl(ctx context.Context, s *store.Store, command Command) error {
+// A study that has ended meanwhile (its supervisor has not exited yet) is
+// refused in the same transaction, with an [EndedError], and nothing is
+// written: no request may follow the study's end in its log.
+func setControl(ctx context.Context, c Campaign, s *store.Store, command Command) error {
 	return s.Tx(ctx, func(tx *store.Tx) error {
+		if err := refuseEnded(tx, c); err != nil {
+			return err
+		}
 		if err := tx.SetControl(string(command), time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 			return err
 		}

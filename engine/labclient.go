@@ -90,11 +90,15 @@ func (r *labClient) call(ctx context.Context, name string, raw []byte) (any, err
 	return resp.Result, nil
 }
 
-// control asks the supervisor to record a pause or cancel request.
-func (r *labClient) control(ctx context.Context, command string) error {
+// control asks the supervisor of c to record a pause or cancel request;
+// the supervisor's refusal of a study that has ended is an [EndedError].
+func (r *labClient) control(ctx context.Context, c Campaign, command string) error {
 	resp, err := r.roundTrip(ctx, labRequest{Control: command})
 	if err != nil {
 		return fmt.Errorf("%s: %w", command, err)
+	}
+	if !resp.OK && resp.Ended != "" {
+		return &EndedError{Dir: c.Dir, Status: resp.Ended}
 	}
 	if !resp.OK {
 		return fmt.Errorf("%s: %s: %w", command, resp.Error, ErrInvalid)

@@ -218,11 +218,7 @@ func TestControlOfAnEndedStudyChangesNothing(t *testing.T) {
 				}
 				head := lastEvent(t, s).Seq
 				got, err := Control(context.Background(), c, nil, cmd)
-				var ended *EndedError
-				want := fmt.Sprintf("study %s has already ended (%s)", c.Dir, st)
-				if !errors.As(err, &ended) || ended.Status != st || err.Error() != want || got != "" {
-					t.Fatalf("Control(%s) = %q, %v; want %q", cmd, got, err, want)
-				}
+				wantEnded(t, c, st, fmt.Sprintf("Control(%s)", cmd), got, err)
 				if after := lastEvent(t, s).Seq; after != head {
 					t.Errorf("Control(%s) appended events %d..%d", cmd, head+1, after)
 				}
@@ -231,5 +227,16 @@ func TestControlOfAnEndedStudyChangesNothing(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// wantEnded checks that a pause or cancel of c, ended in st, was refused
+// with the EndedError `simjecture pause|cancel` prints.
+func wantEnded(t *testing.T, c Campaign, st Status, what string, got Status, err error) {
+	t.Helper()
+	var ended *EndedError
+	want := fmt.Sprintf("study %s has already ended (%s)", c.Dir, st)
+	if !errors.As(err, &ended) || ended.Status != st || err.Error() != want || got != "" {
+		t.Fatalf("%s = %q, %v; want %q", what, got, err, want)
 	}
 }

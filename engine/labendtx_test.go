@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,45 @@ func TestLabWriteRefusesAnEndedStudy(t *testing.T) {
 	var ended endedStudyError
 	if !errors.As(err, &ended) || ran {
 		t.Fatalf("write on a cancelled study: ran=%v err=%v; want an endedStudyError before fn", ran, err)
+	}
+}
+
+// TestControlOfAnEndedStudyThroughLabSocket: a pause or cancel that
+// reaches a live supervisor's socket in the instant after its study ended
+// (the supervisor still serves it) is refused by the supervisor as it is
+// with no supervisor: the same EndedError, no event, no control row, no
+// rewrite of report.json; straight to the socket and through Control, as
+// `simjecture pause|cancel` sends it.
+func TestControlOfAnEndedStudyThroughLabSocket(t *testing.T) {
+	for _, cmd := range []Command{Pause, Cancel} {
+		t.Run(string(cmd), func(t *testing.T) {
+			c, s, _, _ := endedStudy(t, StatusCompleted)
+			serveTestLab(t, c, s)
+			before, err := os.Stat(filepath.Join(c.Dir, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := lastEvent(t, s).Seq
+			ctx := context.Background()
+			conn, err := dialLab(c)
+			if err != nil {
+				t.Fatalf("no supervisor answers: %v", err)
+			}
+			err = (&labClient{conn: conn, lines: newLineReader(conn)}).control(ctx, c, string(cmd))
+			_ = conn.Close()
+			wantEnded(t, c, StatusCompleted, "the supervisor's answer to "+string(cmd), "", err)
+			got, err := Control(ctx, c, nil, cmd)
+			wantEnded(t, c, StatusCompleted, fmt.Sprintf("Control(%s)", cmd), got, err)
+			if after := lastEvent(t, s).Seq; after != head {
+				t.Errorf("%s appended events %d..%d after the study completed", cmd, head+1, after)
+			}
+			var row string
+			if err := s.Read(ctx, func(tx *store.Tx) (err error) { row, err = tx.GetControl(); return err }); err != nil || row != "" {
+				t.Errorf("control row = %q (%v); want none", row, err)
+			}
+			if after, err := os.Stat(filepath.Join(c.Dir, "report.json")); err != nil || !after.ModTime().Equal(before.ModTime()) {
+				t.Errorf("%s rewrote report.json (%v)", cmd, err)
+			}
+		})
 	}
 }

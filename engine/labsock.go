@@ -42,6 +42,7 @@ type labResponse struct {
 	OK     bool            `json:"ok"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	Ended  Status          `json:"ended,omitempty"` // a control refused: the study has ended in this status
 }
 
 func labAddr(c Campaign) *net.UnixAddr {
@@ -124,13 +125,19 @@ func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labR
 	return labResponse{OK: true, Result: body}
 }
 
-// answerControl records a pause or cancel request as RequestControl would.
+// answerControl records a pause or cancel request as RequestControl would,
+// and refuses it as RequestControl would for a study that has ended (its
+// supervisor still serves the socket in the instant after the end).
 func (sv *Supervisor) answerControl(ctx context.Context, command string) labResponse {
 	cmd := Command(command)
 	if _, ok := stopStatus[cmd]; !ok {
 		return labResponse{Error: fmt.Sprintf("unknown control %q", command)}
 	}
-	if err := setControl(ctx, sv.s, cmd); err != nil {
+	if err := setControl(ctx, sv.c, sv.s, cmd); err != nil {
+		var ended *EndedError
+		if errors.As(err, &ended) {
+			return labResponse{Error: err.Error(), Ended: ended.Status}
+		}
 		return labResponse{Error: err.Error()}
 	}
 	sv.Bus.Notify()
