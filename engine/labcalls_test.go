@@ -181,16 +181,22 @@ type dispatchStep struct {
 }
 
 func TestLabCallDispatchesEachNameToItsOwnHandler(t *testing.T) {
-	c, s := newTestStudy(t, nil)
-	writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
-	lab := &Lab{C: c, S: s, Cores: 2, MemMB: 8192}
-	covered := runDispatchSteps(t, lab, minimalDispatchSteps())
-	_, _, slab := newScientificStudy(t, "structured")
-	covered = append(covered, runDispatchSteps(t, slab, ledgerDispatchSteps(t, slab))...)
+	covered := dispatchAll(t, func(lab *Lab, steps []dispatchStep) []string { return runDispatchSteps(t, lab, steps) })
 	slices.Sort(covered)
 	if names := CallNames(); !sameSet(slices.Compact(covered), names) {
 		t.Errorf("steps cover %v, the table has %v: add a step for a new call", covered, names)
 	}
+}
+
+// dispatchAll runs do on a minimal study (sim.py under research/) with
+// minimal's steps, then on a structured one with the ledger's, and returns
+// what both runs returned.
+func dispatchAll[T any](t *testing.T, do func(*Lab, []dispatchStep) []T) []T {
+	c, s := newTestStudy(t, nil)
+	writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
+	out := do(&Lab{C: c, S: s, Cores: 2, MemMB: 8192}, minimalDispatchSteps())
+	_, _, slab := newScientificStudy(t, "structured")
+	return append(out, do(slab, ledgerDispatchSteps(t, slab))...)
 }
 
 // minimalDispatchSteps are the calls of a minimal study (with sim.py under

@@ -21,12 +21,7 @@ import (
 // check gives and appends nothing after the end; reopened, the study takes
 // the same call, so the refusal came from its end, not from the arguments.
 func TestWritingCallsCheckTheEndInTheirTransaction(t *testing.T) {
-	c, s := newTestStudy(t, nil)
-	writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
-	lab := &Lab{C: c, S: s, Cores: 2, MemMB: 8192}
-	covered := endBetweenChecks(t, lab, minimalDispatchSteps())
-	_, _, slab := newScientificStudy(t, "structured")
-	covered = append(covered, endBetweenChecks(t, slab, ledgerDispatchSteps(t, slab))...)
+	covered := dispatchAll(t, func(lab *Lab, steps []dispatchStep) []int { return endBetweenChecks(t, lab, steps) })
 	for i, row := range labCalls {
 		if row.Writes && !slices.Contains(covered, i) {
 			t.Errorf("%s#%d (roles %v) writes but no step made it: add one to the dispatch steps", row.Name, i, row.Roles)
