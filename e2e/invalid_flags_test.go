@@ -83,7 +83,7 @@ func TestEnumFlagsNamed(t *testing.T) {
 func checkNoSentinel(t *testing.T, r result) {
 	t.Helper()
 	line := strings.TrimSpace(r.stderr)
-	for _, s := range []string{"invalid worker profile", "invalid install request", ": invalid", ": usage"} {
+	for _, s := range []string{"invalid worker profile", "invalid install request", ": invalid input", ": usage"} {
 		if strings.HasSuffix(line, s) {
 			t.Errorf("the error line ends in the sentinel %q: %s", s, line)
 		}
