@@ -151,6 +151,9 @@ func (l *lines) feed(p []byte) []jsonrpc.Message {
 	var msgs []jsonrpc.Message
 	for {
 		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 && len(l.buf) > mcp.DefaultMaxLineLength {
+			l.buf = nil // a frame the SDK refuses too
+		}
 		if i < 0 {
 			return msgs
 		}
