@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/engine/mcpserver"
@@ -32,7 +31,7 @@ func cmdMCP(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	defer lab.Close()
-	if err := mcpserver.Serve(ctx, lab, buildVersion(), &mcp.StdioTransport{}); err != nil {
+	if err := mcpserver.Serve(ctx, lab, buildVersion(), mcpserver.Stdio(os.Stdin, io.out)); err != nil {
 		return fail(io, err)
 	}
 	return exitOK

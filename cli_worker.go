@@ -108,8 +108,11 @@ func workerAdd(_ context.Context, args []string, io stdio) int {
 		return fail(io, fmt.Errorf("worker add needs the worker ID: %w", errUsage))
 	}
 	p.ID, p.ExecutionBackend = fs.Arg(0), sandbox.Backend(*backend)
-	if err := slurmProfile(fs, &p, *isSlurm); err != nil {
-		return fail(io, invalid(err))
+	if err := checkAddFlags(fs, *isSlurm, p.Host); err != nil {
+		return fail(io, err)
+	}
+	if *isSlurm {
+		slurmProfile(&p)
 	}
 	if err := completeProfile(fs, &p); err != nil {
 		return fail(io, invalid(err))
@@ -135,29 +138,66 @@ func workerAdd(_ context.Context, args []string, io stdio) int {
 	return exitOK
 }
 
-// slurmProfile makes p a Slurm profile when --slurm is given: its cluster
-// allocates cpus and memory, so admission is bounded by --max-jobs unless
-// --cpus or --memory-mb are given. The Slurm flags need --slurm.
-func slurmProfile(fs *pflag.FlagSet, p *machine.Profile, isSlurm bool) error {
-	if !isSlurm {
-		for _, f := range []string{"partition", "account"} {
-			if fs.Changed(f) {
-				return fmt.Errorf("--%s is for a Slurm worker (--slurm): %w", f, machine.ErrInvalid)
-			}
-		}
-		return nil
+// addUse is the kinds of worker a flag of `worker add` applies to.
+type addUse int
+
+const (
+	forSSH        addUse = 1 << iota // an SSH worker
+	forSlurm                         // a Slurm worker reached on this host
+	forSlurmLogin                    // a Slurm worker through its login node (--host)
+)
+
+// addFlagUses are the flags of `worker add` that apply to some kinds of
+// worker only (contract section 13); every other flag applies to all. A
+// Slurm cluster allocates cpus and memory itself and runs jobs as its login
+// account, and takes the SSH fields only for its login node.
+var addFlagUses = map[string]addUse{
+	"port": forSSH | forSlurmLogin, "user": forSSH | forSlurmLogin,
+	"identity-file": forSSH | forSlurmLogin, "known-hosts": forSSH | forSlurmLogin,
+	"run-as": forSSH, "cpus": forSSH, "memory-mb": forSSH,
+	"partition": forSlurm | forSlurmLogin, "account": forSlurm | forSlurmLogin,
+}
+
+// checkAddFlags refuses the first flag given (in name order) that does not
+// apply to the kind of worker being added.
+func checkAddFlags(fs *pflag.FlagSet, isSlurm bool, host string) error {
+	kind := forSSH
+	switch {
+	case isSlurm && host != "":
+		kind = forSlurmLogin
+	case isSlurm:
+		kind = forSlurm
 	}
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		use, limited := addFlagUses[f.Name]
+		if err == nil && limited && use&kind == 0 {
+			err = fmt.Errorf("%s: %w", misplacedFlag(f.Name, use, kind), engine.ErrInvalid)
+		}
+	})
+	return err
+}
+
+// misplacedFlag says why flag (of use) does not apply to a worker of kind.
+func misplacedFlag(flag string, use, kind addUse) string {
+	switch {
+	case kind == forSSH:
+		return fmt.Sprintf("--%s is for a Slurm worker (--slurm)", flag)
+	case use&forSlurmLogin != 0:
+		return fmt.Sprintf("--%s is for the login node of a Slurm worker: give --host LOGIN too", flag)
+	}
+	return fmt.Sprintf("--%s is for an SSH worker: a Slurm worker (--slurm) takes no --%s", flag, flag)
+}
+
+// slurmProfile makes p a Slurm profile: its cluster allocates cpus and
+// memory, so admission is bounded by --max-jobs; without a login node
+// (--host) it has no port.
+func slurmProfile(p *machine.Profile) {
 	p.Kind = machine.KindSlurm
-	if !fs.Changed("port") && p.Host == "" {
+	if p.Host == "" {
 		p.Port = 0
 	}
-	if !fs.Changed("cpus") {
-		p.CPUs = 65536
-	}
-	if !fs.Changed("memory-mb") {
-		p.MemoryMB = 16 << 20
-	}
-	return nil
+	p.CPUs, p.MemoryMB = 65536, 16<<20
 }
 
 // completeProfile applies defaults, makes file paths absolute and validates.

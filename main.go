@@ -19,8 +19,10 @@ import (
 	"syscall"
 
 	"github.com/simjecture/simjecture/engine"
+	"github.com/simjecture/simjecture/installer"
 	"github.com/simjecture/simjecture/provider/scripted"
 	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/sandbox/machine"
 	"github.com/simjecture/simjecture/sandbox/slurm"
 )
 
@@ -121,13 +123,20 @@ func fail(io stdio, err error) int {
 
 var errUsage = errors.New("usage")
 
+// sentinels are the errors whose words only say the exit code: a message
+// ending in them ends before them.
+var sentinels = []error{engine.ErrInvalid, errUsage, engine.ErrLab, machine.ErrInvalid, installer.ErrInvalid}
+
 // oneLine is the message of err on one line, without the sentinel suffixes
 // its exit code already says.
 func oneLine(err error) string {
 	msg := err.Error()
-	for _, suffix := range []string{": " + engine.ErrInvalid.Error(), ": " + errUsage.Error(), ": " + engine.ErrLab.Error()} {
-		for len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
-			msg = msg[:len(msg)-len(suffix)]
+	for stripped := true; stripped; {
+		stripped = false
+		for _, s := range sentinels {
+			if suffix := ": " + s.Error(); len(msg) > len(suffix) && strings.HasSuffix(msg, suffix) {
+				msg, stripped = strings.TrimSuffix(msg, suffix), true
+			}
 		}
 	}
 	return strings.NewReplacer("\n", " ", "\r", " ").Replace(msg)

@@ -54,7 +54,7 @@ func TestEnumFlagsNamed(t *testing.T) {
 		}, []string{"--execution-backend: ", `"weird"`}},
 		{"worker add --execution-backend", func(string, campaign) []string {
 			return []string{"worker", "add", "w1", "--host", "127.0.0.1", "--execution-backend", "weird"}
-		}, []string{"--execution-backend: ", `"weird"`}},
+		}, []string{"--execution-backend: ", `"weird"`, "(choose auto, bubblewrap, proot-cooperative or process-cooperative)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +66,7 @@ func TestEnumFlagsNamed(t *testing.T) {
 			for _, w := range tt.want {
 				checkInvalid(t, r, w)
 			}
+			checkNoSentinel(t, r)
 			if strings.Contains(r.stderr, "not found") {
 				t.Errorf("an unknown name must be reported before the environment is probed, got %s", r)
 			}
@@ -73,6 +74,19 @@ func TestEnumFlagsNamed(t *testing.T) {
 				t.Errorf("%s changed although the input was refused:\nbefore:\n%s\nafter:\n%s", tmp, before, after)
 			}
 		})
+	}
+}
+
+// checkNoSentinel fails when the error line ends in a package's sentinel
+// words ("invalid worker profile", "invalid install request"), which only
+// repeat what exit 2 says.
+func checkNoSentinel(t *testing.T, r result) {
+	t.Helper()
+	line := strings.TrimSpace(r.stderr)
+	for _, s := range []string{"invalid worker profile", "invalid install request", ": invalid input", ": usage"} {
+		if strings.HasSuffix(line, s) {
+			t.Errorf("the error line ends in the sentinel %q: %s", s, line)
+		}
 	}
 }
 
@@ -246,4 +260,90 @@ func asNobody(t *testing.T, tmp, exe string, args ...string) result {
 		t.Fatalf("setpriv %s: %v", strings.Join(args, " "), err)
 	}
 	return result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
+}
+
+// TestWorkerAddFlagsOfItsKind gives `worker add` flags that do not apply
+// to the kind of worker added (contract section 13: a Slurm cluster takes
+// no --cpus, --memory-mb or --run-as, the SSH fields only for its login
+// node, --host; an SSH worker no --partition or --account): each is exit 2
+// with one line naming the flag, and no profile is written. The same flags
+// where they apply are accepted.
+func TestWorkerAddFlagsOfItsKind(t *testing.T) {
+	t.Parallel()
+	slurm := []string{"worker", "add", "hpc", "--slurm", "--root", "/shared/sj"}
+	ssh := []string{"worker", "add", "box", "--host", "127.0.0.1"}
+	refused := []struct {
+		args []string
+		want string
+	}{
+		{append(slurm, "--cpus", "3"), "--cpus is for an SSH worker"},
+		{append(slurm, "--memory-mb", "8192"), "--memory-mb is for an SSH worker"},
+		{append(slurm, "--run-as", "sj"), "--run-as is for an SSH worker"},
+		{append(slurm, "--host", "login1", "--cpus", "3"), "--cpus is for an SSH worker"},
+		{append(slurm, "--port", "2222"), "--port is for the login node of a Slurm worker: give --host"},
+		{append(slurm, "--user", "alice"), "--user is for the login node"},
+		{append(slurm, "--identity-file", "/k"), "--identity-file is for the login node"},
+		{append(slurm, "--known-hosts", "/kh"), "--known-hosts is for the login node"},
+		{append(ssh, "--partition", "debug"), "--partition is for a Slurm worker (--slurm)"},
+		{append(ssh, "--account", "proj"), "--account is for a Slurm worker (--slurm)"},
+	}
+	for _, tt := range refused {
+		t.Run(strings.Join(tt.args[2:], " "), func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			r := sjWith(t, scratchEnv(tmp), "", tt.args...)
+			checkInvalid(t, r, tt.want)
+			if _, err := os.Stat(filepath.Join(tmp, "config", "workers")); err == nil {
+				t.Errorf("a refused worker add wrote %s", filepath.Join(tmp, "config", "workers"))
+			}
+		})
+	}
+	accepted := [][]string{
+		append(slurm, "--host", "login1", "--port", "2222", "--user", "alice", "--identity-file", "/k", "--known-hosts", "/kh", "--partition", "debug"),
+		append(ssh, "--cpus", "3", "--memory-mb", "8192", "--run-as", "sj", "--port", "2222"),
+	}
+	for _, args := range accepted {
+		t.Run("accepted "+strings.Join(args[2:], " "), func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			if r := sjWith(t, scratchEnv(tmp), "", args...); r.code != 0 || !strings.Contains(r.stdout, "added worker") {
+				t.Errorf("want the worker added, got %s", r)
+			}
+		})
+	}
+}
+
+// TestInstallRefusesFirst gives `install` values that are wrong by
+// themselves: the refusal is the only output, one line, exit 2, and comes
+// before any probe (the Bubblewrap it would probe leaves a mark when run).
+func TestInstallRefusesFirst(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--prefix", "relative/dir"}, `--prefix "relative/dir" must be an absolute path`},
+		{[]string{"--prefix", "/root/sj"}, "--prefix /root/sj is under /root"},
+		{[]string{"--prefix", "/"}, "--prefix / is not an installation folder"},
+		{[]string{"--account", "Not Valid"}, `--account "Not Valid" is not a valid account name`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			mark := filepath.Join(tmp, "probed")
+			fake := filepath.Join(tmp, "bwrap")
+			writeFile(t, fake, "#!/bin/sh\ntouch "+mark+"\nexit 1\n")
+			if err := os.Chmod(fake, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"install", "--no-system-packages"}, tt.flags...)
+			r := sjWith(t, append(scratchEnv(tmp), "SIMJECTURE_BWRAP="+fake), "", args...)
+			checkInvalid(t, r, tt.want)
+			checkNoSentinel(t, r)
+			if _, err := os.Stat(mark); err == nil {
+				t.Errorf("install probed Bubblewrap before refusing %v", tt.flags)
+			}
+		})
+	}
 }

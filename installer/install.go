@@ -1,7 +1,9 @@
 package installer
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,9 +72,21 @@ func Run(ctx context.Context, o Options) error {
 	if o.Account == "" {
 		o.Account = DefaultAccount
 	}
-	p := &plan{o: o, r: &reporter{w: o.Out}}
-	fmt.Fprintln(o.Out, "simjecture install")
-	if err := p.decide(ctx); err != nil {
+	if err := checkInput(o); err != nil {
+		return err
+	}
+	var decided bytes.Buffer
+	p := &plan{o: o, r: &reporter{w: &decided}}
+	fmt.Fprintln(&decided, "simjecture install")
+	err := p.decide(ctx)
+	if errors.Is(err, ErrInvalid) {
+		return err // a refusal comes alone, without the probe lines
+	}
+	if _, werr := o.Out.Write(decided.Bytes()); werr != nil {
+		return fmt.Errorf("write the report: %w", werr)
+	}
+	p.r.w = o.Out
+	if err != nil {
 		return err
 	}
 	if err := p.execute(ctx); err != nil {
@@ -82,12 +96,22 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// decide probes Bubblewrap, picks the mode and checks the prefix, the
-// account and the launcher path. It writes nothing.
-func (p *plan) decide(ctx context.Context) error {
-	if err := validateAccountName(p.o.Account); err != nil {
+// checkInput refuses the values that are wrong by themselves (the account
+// name, the shape of --prefix) before anything is probed or printed.
+func checkInput(o Options) error {
+	if err := validateAccountName(o.Account); err != nil {
 		return err
 	}
+	if o.Prefix == "" {
+		return nil
+	}
+	_, err := validatePrefix(o.Prefix)
+	return err
+}
+
+// decide (after checkInput) probes Bubblewrap, picks the mode and checks the prefix, the
+// account and the launcher path. It writes nothing.
+func (p *plan) decide(ctx context.Context) error {
 	src, err := sourceBinary(p.o.Source)
 	if err != nil {
 		return err
