@@ -44,11 +44,16 @@ func (sv *Supervisor) protection() string {
 	return ProtectionNone
 }
 
-// enclose sets t's Wrap when the run encloses its agents: the campaign
-// folder read-only but for the turn's log folder and, for a worker, its
-// research/ folder and the agent's state folder.
+// enclose sets t's Wrap: when the run encloses its agents, the agent guard
+// and the enclosure (the campaign folder read-only but for the turn's log
+// folder and, for a worker, its research/ folder and the agent's state
+// folder); otherwise the guard alone.
 func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
+	enc := sv.enc
 	if !sv.enclosed {
+		// Not enclosed, the agent still runs under the guard, so that its
+		// descendants die with the supervisor.
+		t.Wrap = enc.Guard
 		return t
 	}
 	writable := []string{t.LogDir}
@@ -60,7 +65,6 @@ func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 			writable = append(writable, t.StateDir)
 		}
 	}
-	enc := sv.enc
 	t.Wrap = func(argv []string) []string { return enc.Wrap(sv.c.Dir, writable, argv) }
 	return t
 }

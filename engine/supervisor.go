@@ -153,7 +153,8 @@ func (sv *Supervisor) run(ctx context.Context) (Status, error) {
 	// elsewhere the watchdog alone contains a fork bomb.
 	_ = sandbox.LimitProcesses(sandbox.MaxProcesses)
 	labLn := listenLab(sv.c)
-	sv.enclosed = labLn != nil && sv.probeEnclosure(ctx).Available()
+	enc := sv.probeEnclosure(ctx) // also the agents' guard when they are not enclosed
+	sv.enclosed = labLn != nil && enc.Available()
 	if stop, err := sv.start(ctx, labLn); stop != goOn || err != nil {
 		return stop, err
 	}

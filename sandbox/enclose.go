@@ -17,7 +17,7 @@ import (
 //
 // The launch line is
 //
-//	SELF __enclosure-guard PID bwrap --dev-bind / / --ro-bind DIR DIR
+//	SELF __agent-guard PID bwrap BWRAP --dev-bind / / --ro-bind DIR DIR
 //	   --bind W W … --unshare-pid --proc /proc --cap-drop ALL --die-with-parent
 //	   -- SELF __enclosed-exec ARGV…
 //
@@ -48,14 +48,14 @@ type Enclosure struct {
 }
 
 // ProbeEnclosure probes Bubblewrap once; the enclosure is available where
-// the probe passes. self is this binary.
+// the probe passes. self is this binary (the guard's, in any case).
 func ProbeEnclosure(ctx context.Context, self string) Enclosure {
 	if self == "" || !Probe(ctx, Bubblewrap).Available {
-		return Enclosure{}
+		return Enclosure{self: self}
 	}
 	bwrap, err := bwrapPath()
 	if err != nil {
-		return Enclosure{}
+		return Enclosure{self: self}
 	}
 	return Enclosure{bwrap: bwrap, self: self}
 }
@@ -63,17 +63,31 @@ func ProbeEnclosure(ctx context.Context, self string) Enclosure {
 // Available reports whether the enclosure can be used.
 func (e Enclosure) Available() bool { return e.bwrap != "" }
 
-// Wrap returns argv enclosed: readOnly is read-only to it except the
-// folders in writable. Without an enclosure it returns argv as it is.
+// Guard returns argv under the agent guard (guard.go) alone, not
+// enclosed; without our binary's path it returns argv as it is.
+func (e Enclosure) Guard(argv []string) []string {
+	if e.self == "" || len(argv) == 0 {
+		return argv
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return argv // starting it fails as it would unguarded
+	}
+	return append([]string{e.self, GuardArg, strconv.Itoa(os.Getpid()), GuardDirect, path}, argv[1:]...)
+}
+
+// Wrap returns argv enclosed, under the agent guard: readOnly is read-only
+// to it except the folders in writable. Without an enclosure it returns
+// argv under the guard alone.
 func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []string {
 	if !e.Available() || len(argv) == 0 {
-		return argv
+		return e.Guard(argv)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return argv // starting it fails as it would unenclosed
 	}
-	out := []string{e.self, GuardArg, strconv.Itoa(os.Getpid()), e.bwrap,
+	out := []string{e.self, GuardArg, strconv.Itoa(os.Getpid()), GuardEnclosed, e.bwrap,
 		"--dev-bind", "/", "/", "--ro-bind", readOnly, readOnly}
 	for _, w := range writable {
 		out = append(out, "--bind", w, w)

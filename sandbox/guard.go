@@ -12,26 +12,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The enclosure guard stands between the supervisor and an enclosed agent's
-// bwrap. bwrap arms the parent-death signal of its sandbox's init only after
+// The agent guard stands between the supervisor and every agent process
+// it starts. A supervisor killed with SIGKILL runs no clean-up, and an
+// agent's parent-death signal reaches the agent alone: its descendants (a
+// tool it ran, the native binary under the Codex CLI's node wrapper, the
+// MCP server that one starts) were left under the host's init. The guard
+// is a child subreaper with a parent-death signal of its own: what is
+// orphaned below it comes to it, and when the supervisor dies it kills
+// every process below itself until none is left, then exits.
+//
+// For an enclosed agent it stands above bwrap. bwrap arms the parent-death signal of its sandbox's init only after
 // that init has forked the agent (do_init); a supervisor killed between
 // bwrap's clone and that moment takes bwrap down (its own parent-death
 // signal), and the init, re-parented to the host's init, then arms its
 // signal against a parent that never dies: it stays, with the agent, until
 // the agent ends by itself. (Killing the parent of such a launcher at random
-// moments in its first 12 ms left 46 processes of 200 launches.) The guard
-// is a child subreaper, so such an init comes to it; when the supervisor
-// dies it kills every process below itself until none is left, then exits.
+// moments in its first 12 ms left 46 processes of 200 launches.) Such an
+// init comes to the guard like any orphan.
 //
-// The guard ignores SIGTERM (and bwrap, its child, inherits that), so a stop
-// sent to the turn's process group reaches the agent, which gets its grace,
-// instead of killing bwrap and with it the agent at once; our binary, exec'd
-// last inside, restores the default (EnclosedMain). SIGKILL to the group
-// takes the guard, bwrap and its init (all members of the group) down.
+// The guard outlives a SIGTERM sent to the turn's process group, so the
+// agent, which gets it too, has its grace. Launching bwrap (GuardEnclosed),
+// the guard ignores SIGTERM and bwrap inherits that, instead of dying at
+// once and taking the agent with it; our binary, exec'd last inside,
+// restores the default (EnclosedMain). Launching the agent itself
+// (GuardDirect), the guard handles SIGTERM, and the exec gives the agent
+// the default. SIGKILL to the group takes the guard, bwrap and its init
+// (all members of the group) down.
 
 // GuardArg is the hidden mode, dispatched by main before anything else,
 // that runs GuardMain.
-const GuardArg = "__enclosure-guard"
+const GuardArg = "__agent-guard"
+
+// How the guard starts its program (GuardMain's second argument).
+const (
+	GuardEnclosed = "bwrap"  // the program is bwrap: it inherits SIGTERM ignored
+	GuardDirect   = "direct" // the program is the agent: SIGTERM at its default
+)
 
 // The parent-death signal belongs to a thread: the one our parent's fork
 // gave (SIGKILL, kept across exec) is the main thread's, and a prctl on any
@@ -47,15 +63,21 @@ func init() {
 // guardParentGone is the signal the guard asks for when its parent dies.
 const guardParentGone = syscall.SIGUSR1
 
-// GuardMain is the GuardArg mode: args are the supervisor's pid and the
-// launcher's argv. It returns the launcher's exit status.
+// GuardMain is the GuardArg mode: args are the supervisor's pid, how to
+// start the program (GuardEnclosed or GuardDirect) and the program's argv.
+// It returns the program's exit status.
 func GuardMain(args []string) int {
 	parent, err := strconv.Atoi(firstArg(args))
-	if err != nil || parent <= 0 || len(args) < 2 {
-		fmt.Fprintln(os.Stderr, "simjecture: "+GuardArg+" needs the parent's pid and a program")
+	if err != nil || parent <= 0 || len(args) < 3 || (args[1] != GuardEnclosed && args[1] != GuardDirect) {
+		fmt.Fprintln(os.Stderr, "simjecture: "+GuardArg+" needs the parent's pid, "+GuardEnclosed+" or "+GuardDirect+", and a program")
 		return exitUsage
 	}
-	signal.Ignore(syscall.SIGTERM)
+	mode, argv := args[1], args[2:]
+	if mode == GuardEnclosed {
+		signal.Ignore(syscall.SIGTERM)
+	} else {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM) // survived; the exec resets it for the agent
+	}
 	gone := make(chan os.Signal, 1)
 	signal.Notify(gone, guardParentGone)
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -65,9 +87,9 @@ func GuardMain(args []string) int {
 	}
 	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
-	pid, err := syscall.ForkExec(args[1], args[1:], attr)
+	pid, err := syscall.ForkExec(argv[0], argv, attr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "simjecture: start %s: %v\n", args[1], err)
+		fmt.Fprintf(os.Stderr, "simjecture: start %s: %v\n", argv[0], err)
 		return exitNoExec
 	}
 	exited := make(chan syscall.WaitStatus, 1)

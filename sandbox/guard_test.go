@@ -15,7 +15,8 @@ import (
 )
 
 // guardParentMode is the test helper mode that plays a supervisor: it starts
-// an enclosed agent (os.Args[2:]) in its own process group, waits
+// an agent (os.Args[3:]) in its own process group, enclosed when
+// os.Args[2] is "enclosed" and under the guard alone otherwise, waits
 // os.Args[1] microseconds and kills itself with SIGKILL.
 const guardParentMode = "guard-parent"
 
@@ -24,19 +25,14 @@ const guardMarkVar = "SIMJECTURE_GUARD_TEST"
 
 func guardParent(args []string) int {
 	us, err := strconv.Atoi(firstArg(args))
-	if err != nil || len(args) < 2 {
+	if err != nil || len(args) < 3 {
 		return 2
 	}
-	bwrap, err := bwrapPath()
+	e, err := testEnclosure(args[1] == "enclosed")
 	if err != nil {
 		return 2
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return 2
-	}
-	e := Enclosure{bwrap: bwrap, self: self}
-	argv := e.Wrap(os.TempDir(), nil, args[1:])
+	argv := e.Wrap(os.TempDir(), nil, args[2:])
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -47,23 +43,54 @@ func guardParent(args []string) int {
 	return 1
 }
 
-// TestGuardKillsTheEnclosureWithItsParent kills the parent of an enclosed
-// agent at moments spread over the enclosure's launch (bwrap cloning its
-// init, mounting, forking the agent). Without the guard, about one launch
-// in four left bwrap's init and the agent under the host's init for as
-// long as the agent ran. With it, nothing of any launch outlives the
-// parent by more than 2 s.
-func TestGuardKillsTheEnclosureWithItsParent(t *testing.T) {
-	if !Probe(context.Background(), Bubblewrap).Available {
-		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+// testEnclosure is an enclosure of this test binary: with bwrap when
+// enclosed, the guard alone otherwise.
+func testEnclosure(enclosed bool) (Enclosure, error) {
+	self, err := os.Executable()
+	if err != nil || !enclosed {
+		return Enclosure{self: self}, err
 	}
+	bwrap, err := bwrapPath()
+	return Enclosure{bwrap: bwrap, self: self}, err
+}
+
+// guardCases are the two ways an agent runs: enclosed (guard, bwrap, its
+// init, the agent), where bwrap works, and under the guard alone. The
+// agent leaves a child in a session of its own, as a tool it ran might.
+var guardCases = []struct {
+	name     string
+	enclosed bool
+}{{"enclosed", true}, {"guard-only", false}}
+
+const guardAgent = "setsid sleep 3600 & exec sleep 3600"
+
+// TestGuardKillsTheAgentsTreeWithItsParent kills the parent of an agent at
+// moments spread over its launch (for an enclosed one: bwrap cloning its
+// init, mounting, forking the agent). Without the guard, an enclosed
+// launch in about ten left bwrap's init and the agent under the host's
+// init for as long as the agent ran, and every unenclosed agent left its
+// setsid child. With it, nothing of any launch outlives the parent by
+// more than 2 s.
+func TestGuardKillsTheAgentsTreeWithItsParent(t *testing.T) {
+	for _, c := range guardCases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.enclosed && !Probe(context.Background(), Bubblewrap).Available {
+				t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+			}
+			guardKillLoop(t, c.enclosed)
+		})
+	}
+}
+
+func guardKillLoop(t *testing.T, enclosed bool) {
 	mark := make([]byte, 8)
 	_, _ = rand.Read(mark)
 	tag := guardMarkVar + "=" + hex.EncodeToString(mark)
 	const launches = 60
+	mode := map[bool]string{true: "enclosed", false: "guard-only"}[enclosed]
 	leftAfter := 0
 	for i := range launches {
-		cmd := exec.Command(os.Args[0], strconv.Itoa(i*250), "sleep", "3600")
+		cmd := exec.Command(os.Args[0], strconv.Itoa(i*250), mode, "sh", "-c", guardAgent)
 		cmd.Env = append(os.Environ(), envTestHelper+"="+guardParentMode, tag)
 		_ = cmd.Run() // it kills itself
 		if !waitUnmarked(tag, 2*time.Second) {
@@ -123,24 +150,27 @@ func killMarked(tag string) {
 	}
 }
 
-// TestEnclosedAgentGetsTheStop sends SIGTERM to an enclosed agent's
-// process group, as a turn's stop does: the guard and bwrap ignore it, the
-// agent gets it (its trap runs) and its exit code comes back through bwrap
-// and the guard.
-func TestEnclosedAgentGetsTheStop(t *testing.T) {
-	if !Probe(context.Background(), Bubblewrap).Available {
-		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+// TestGuardedAgentGetsTheStop sends SIGTERM to an agent's process group,
+// as a turn's stop does: the guard (and bwrap) outlive it, the agent gets
+// it (its trap runs) and its exit code comes back through bwrap and the
+// guard.
+func TestGuardedAgentGetsTheStop(t *testing.T) {
+	for _, c := range guardCases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.enclosed && !Probe(context.Background(), Bubblewrap).Available {
+				t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+			}
+			e, err := testEnclosure(c.enclosed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agentGetsTheStop(t, e)
+		})
 	}
-	bwrap, err := bwrapPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func agentGetsTheStop(t *testing.T, e Enclosure) {
 	dir := t.TempDir()
-	e := Enclosure{bwrap: bwrap, self: self}
 	script := `trap 'echo stopped > "$0/stopped"; exit 3' TERM; echo up > "$0/up"; while :; do sleep 0.01; done`
 	argv := e.Wrap(dir, []string{dir}, []string{"sh", "-c", script, dir})
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -154,9 +184,9 @@ func TestEnclosedAgentGetsTheStop(t *testing.T) {
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 3 {
-		t.Errorf("enclosed agent stopped by SIGTERM: exit %d (%v), want its own 3", code, err)
+		t.Errorf("agent stopped by SIGTERM: exit %d (%v), want its own 3", code, err)
 	}
 	if _, err := os.Stat(dir + "/stopped"); err != nil {
 		t.Errorf("the agent's SIGTERM trap did not run: %v", err)
