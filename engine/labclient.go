@@ -53,7 +53,11 @@ func readOnlyHere(c Campaign) bool {
 }
 
 func dialLab(c Campaign) (*net.UnixConn, error) {
-	conn, err := net.DialUnix("unix", nil, labAddr(c))
+	addr, err := labAddr(c)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.DialUnix("unix", nil, addr)
 	if err != nil {
 		return nil, fmt.Errorf("lab socket: %w", err)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +11,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -19,8 +22,11 @@ import (
 // abstract unix stream socket, so an agent whose campaign folder is
 // read-only (enclose.go) still records its work, and the supervisor alone
 // writes the store. Abstract names are not files: they reach across a mount
-// namespace that shares the network namespace. Each side checks with
-// SO_PEERCRED that the other runs as our account (the name is derivable).
+// namespace that shares the network namespace. The name has a random part
+// and is published in the supervisor's folder (labNameFile), which
+// enclosed agents can read but not write, so no other process can take it
+// first; each side still checks with SO_PEERCRED that the other runs as
+// our account.
 //
 // A connection carries requests one after another, each one line of JSON,
 // {"call": NAME, "args": "…"} (the arguments as the text the caller was
@@ -45,19 +51,64 @@ type labResponse struct {
 	Ended  Status          `json:"ended,omitempty"` // a control refused: the study has ended in this status
 }
 
-func labAddr(c Campaign) *net.UnixAddr {
-	sum := sha256.Sum256([]byte(c.Dir))
-	return &net.UnixAddr{Name: "@simjecture-lab-" + hex.EncodeToString(sum[:12]), Net: "unix"}
+// labNameFile holds the name of the campaign's live lab socket, in the
+// supervisor's folder (read-only to enclosed agents; not its run folder,
+// which the supervisor clears as it starts).
+const labNameFile = "lab-socket"
+
+// labAddr is the address of the lab socket the campaign's supervisor
+// published, if any.
+func labAddr(c Campaign) (*net.UnixAddr, error) {
+	name, err := os.ReadFile(filepath.Join(c.Supervisor(), labNameFile))
+	if err != nil {
+		return nil, fmt.Errorf("no supervisor's lab socket: %w", err)
+	}
+	return &net.UnixAddr{Name: strings.TrimSpace(string(name)), Net: "unix"}, nil
 }
 
-// listenLab opens the campaign's lab socket; nil when it cannot (the
-// agents are then not enclosed: they write the store themselves).
+// newLabAddr is a fresh lab socket address for c: the campaign's hash and
+// a random part, so another process cannot take the name first and leave
+// the supervisor without its socket (its agents then not enclosed).
+func newLabAddr(c Campaign) (*net.UnixAddr, error) {
+	sum := sha256.Sum256([]byte(c.Dir))
+	nonce := make([]byte, 8)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return &net.UnixAddr{Name: "@simjecture-lab-" + hex.EncodeToString(sum[:12]) + "-" + hex.EncodeToString(nonce), Net: "unix"}, nil
+}
+
+// listenLab opens the campaign's lab socket and publishes its name; nil
+// when it cannot (the agents are then not enclosed: they write the store
+// themselves). The caller holds the campaign lock.
 func listenLab(c Campaign) *net.UnixListener {
-	ln, err := net.ListenUnix("unix", labAddr(c))
+	addr, err := newLabAddr(c)
 	if err != nil {
 		return nil
 	}
+	ln, err := net.ListenUnix("unix", addr)
+	if err != nil {
+		return nil
+	}
+	if err := publishLabName(c, addr.Name); err != nil {
+		_ = ln.Close()
+		return nil
+	}
 	return ln
+}
+
+// publishLabName writes name to the supervisor folder's labNameFile (a rename, so
+// a reader sees the old name or the new one).
+func publishLabName(c Campaign, name string) error {
+	if err := os.MkdirAll(c.Supervisor(), 0o755); err != nil {
+		return err
+	}
+	p := filepath.Join(c.Supervisor(), labNameFile)
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
 }
 
 // serveLab answers lab calls on ln until ctx ends, then closes ln and every

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -134,4 +137,39 @@ func BenchmarkLabRunSocketVsStore(b *testing.B) {
 			_ = ls.Close()
 		}
 	})
+}
+
+// TestLabSocketCannotBeTakenFirst binds the name a squatter could derive
+// from the campaign's folder (its hash, as the socket's name used to be)
+// before the supervisor listens: the supervisor still gets its socket, and
+// a client reaches the supervisor, not the squatter.
+func TestLabSocketCannotBeTakenFirst(t *testing.T) {
+	c := Campaign{Dir: t.TempDir()}
+	sum := sha256.Sum256([]byte(c.Dir))
+	squat, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@simjecture-lab-" + hex.EncodeToString(sum[:12]), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer squat.Close()
+	ln := listenLab(c)
+	if ln == nil {
+		t.Fatal("listenLab failed with the derivable name taken")
+	}
+	defer ln.Close()
+	accepted := make(chan error, 1)
+	go func() {
+		conn, err := ln.AcceptUnix()
+		if err == nil {
+			_ = conn.Close()
+		}
+		accepted <- err
+	}()
+	conn, err := dialLab(c)
+	if err != nil {
+		t.Fatalf("dial the published socket: %v", err)
+	}
+	_ = conn.Close()
+	if err := <-accepted; err != nil {
+		t.Fatalf("the supervisor's listener did not get the connection: %v", err)
+	}
 }

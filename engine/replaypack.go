@@ -18,7 +18,7 @@ import (
 // returns its manifest (`sha256  path` lines, sorted by path). It keeps
 // every regular file the record holds (the store, operator/, research/,
 // sealed/, experiments/, supervisor/ logs, report.json, LEDGER.md) and
-// leaves out the lock, the experiments' scratch folders, SQLite's
+// leaves out the lock, the lab socket's name, the experiments' scratch folders, SQLite's
 // transient files and a previous record's marker. The archive depends
 // only on the files: names, contents and executable bits.
 func PackRecord(c Campaign, w io.Writer) ([]byte, error) {
@@ -61,7 +61,8 @@ func PackRecord(c Campaign, w io.Writer) ([]byte, error) {
 // packable reports whether a regular file belongs in a record.
 func packable(c Campaign, path string) bool {
 	switch path {
-	case c.LockFile(), filepath.Join(c.Dir, RecordMarker), c.DB() + "-shm", c.DB() + "-journal":
+	case c.LockFile(), filepath.Join(c.Dir, RecordMarker), c.DB() + "-shm", c.DB() + "-journal",
+		filepath.Join(c.Supervisor(), labNameFile):
 		return false
 	}
 	return true
