@@ -11,10 +11,10 @@ const UsageEvery = time.Second
 // sampled them. They are not receipt data: a run's final figures are its
 // Result's.
 type Usage struct {
-	CPUSeconds float64   // the tree's CPU time so far (user + system), ended processes included
-	RSSBytes   int64     // the memory the tree holds now (RSS, or PSS for a forked tree)
-	Processes  int       // the processes of the tree now
-	At         time.Time // when the watchdog sampled it
+	CPUSeconds float64   `json:"cpu_seconds"` // the tree's CPU time so far (user + system), ended processes included
+	RSSBytes   int64     `json:"rss_bytes"`   // the memory the tree holds now (RSS, or PSS for a forked tree)
+	Processes  int       `json:"processes"`   // the processes of the tree now
+	At         time.Time `json:"at"`          // when the watchdog sampled it
 }
 
 // CPUPercent is the CPU the tree used between an earlier sample and u, as
