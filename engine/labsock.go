@@ -36,6 +36,7 @@ type labRequest struct {
 	Call    string `json:"call,omitempty"`
 	Args    string `json:"args,omitempty"`
 	Control string `json:"control,omitempty"` // "pause" or "cancel" instead of a call (RequestControl)
+	Usage   bool   `json:"usage,omitempty"`   // the live figures of the experiments on workers instead of a call (RemoteUsageOf)
 }
 
 type labResponse struct {
@@ -107,6 +108,9 @@ func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn) {
 func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labResponse {
 	if req.Control != "" {
 		return sv.answerControl(ctx, req.Control)
+	}
+	if req.Usage {
+		return answerUsage(sv.RemoteUsage())
 	}
 	if sv.judging.Load() {
 		return labResponse{Error: "lab: no lab call while the tool-free judge runs (role judge has no tools)"}
