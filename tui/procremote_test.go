@@ -30,27 +30,13 @@ func TestRemoteExperimentInProcessMonitor(t *testing.T) {
 	m := openDash(t, remoteFixture(), false, 120, 40)
 	m, _ = step(t, m, keyMsg("x"))
 	golden(t, "dashboard_remote_120x40", m.View())
-	var row string
-	for _, l := range strings.Split(m.View(), "\n") {
-		if strings.Contains(l, "c0ffee") {
-			row = l
-		}
-	}
+	row := remoteRow(m)
 	for _, want := range []string{"on gpu1", "10.0.0.7", "job_5e1f0c2a", "remote", "1m15s"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("remote row %q lacks %q", row, want)
 		}
 	}
-	for m.dash.focus != paneProcesses {
-		m, _ = step(t, m, keyMsg("tab"))
-	}
-	for m.dash.selectedExperiment() != "exp_c0ffee00aaaaaaaaaaaaaaaa" {
-		before := m.dash.sel[paneProcesses]
-		m, _ = step(t, m, keyMsg("j"))
-		if m.dash.sel[paneProcesses] == before {
-			t.Fatal("the remote row is not selectable")
-		}
-	}
+	m = selectProcRow(t, m, "exp_c0ffee00aaaaaaaaaaaaaaaa")
 	if s := m.dash.procScale(paneProcesses); !strings.Contains(s, "not sampled") {
 		t.Errorf("selected remote row's scale = %q", s)
 	}
@@ -72,12 +58,7 @@ func TestSampledRemoteExperimentInProcessMonitor(t *testing.T) {
 	f.procs = append(f.procs[:len(f.procs)-1], engine.RemoteSamples([]engine.Receipt{r}, t0, usage)...)
 	m := openDash(t, f, false, 120, 40)
 	m, _ = step(t, m, keyMsg("x"))
-	var row string
-	for _, l := range strings.Split(m.View(), "\n") {
-		if strings.Contains(l, "c0ffee") {
-			row = l
-		}
-	}
+	row := remoteRow(m)
 	for _, want := range []string{"on gpu1", "98.5", "112.0", "▁▅█", "1m15s"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("sampled remote row %q lacks %q", row, want)
@@ -86,19 +67,38 @@ func TestSampledRemoteExperimentInProcessMonitor(t *testing.T) {
 	if strings.Contains(row, "remote") {
 		t.Errorf("sampled remote row %q still says remote for its figures", row)
 	}
+	m = selectProcRow(t, m, r.ID)
+	if s := m.dash.procScale(paneProcesses); !strings.Contains(s, "on gpu1: 4 processes") || !strings.Contains(s, "mem 50.0–112.0 MiB") {
+		t.Errorf("selected sampled remote row's scale = %q", s)
+	}
+}
+
+// remoteRow is the fixture's remote experiment's line of the view.
+func remoteRow(m Model) string {
+	var row string
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.Contains(l, "c0ffee") {
+			row = l
+		}
+	}
+	return row
+}
+
+// selectProcRow focuses the process monitor and moves its selection to
+// experiment id's row.
+func selectProcRow(t *testing.T, m Model, id string) Model {
+	t.Helper()
 	for m.dash.focus != paneProcesses {
 		m, _ = step(t, m, keyMsg("tab"))
 	}
-	for m.dash.selectedExperiment() != r.ID {
+	for m.dash.selectedExperiment() != id {
 		before := m.dash.sel[paneProcesses]
 		m, _ = step(t, m, keyMsg("j"))
 		if m.dash.sel[paneProcesses] == before {
 			t.Fatal("the remote row is not selectable")
 		}
 	}
-	if s := m.dash.procScale(paneProcesses); !strings.Contains(s, "on gpu1: 4 processes") || !strings.Contains(s, "mem 50.0–112.0 MiB") {
-		t.Errorf("selected sampled remote row's scale = %q", s)
-	}
+	return m
 }
 
 // TestAttentionNamesUnreachableWorkers: while no machine of the pool can be
