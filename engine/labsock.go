@@ -26,7 +26,9 @@ import (
 // {"call": NAME, "args": "…"} (the arguments as the text the caller was
 // given, so a malformed one is refused with the same words), answered by
 // one line: the object `lab CALL` prints, {"ok":true,"result":…} or
-// {"ok":false,"error":"…"}.
+// {"ok":false,"error":"…"}. Two requests are not calls: {"control": …}
+// (RequestControl) and {"usage": true}, answered with the live figures of
+// the experiments on workers (RemoteUsageOf, for a UI in another process).
 
 // maxLabLine bounds one request or answer line: the CLI's 4 MiB of stdin,
 // escaped, plus framing.
