@@ -34,6 +34,7 @@ type executor struct {
 	pool    []*slot                    // the machines (pool.go); nil: this host alone, by cores and memMB
 	poolOK  *bool                      // the pool's recorded reachability (poolwatch.go); nil until read
 	adopted bool                       // the first tick re-attached the left-over remote experiments
+	live    remoteLive                 // the live figures of the experiments on workers (procremote.go)
 
 	mu         sync.Mutex
 	running    map[string]*runningExp

@@ -57,6 +57,8 @@ func (e *executor) runOn(ctx context.Context, r *Receipt, spec sandbox.Spec) (sa
 	var res sandbox.Result
 	var remote machine.Remote
 	var err error
+	spec.Usage = func(u sandbox.Usage) { e.live.add(r.ID, u) }
+	defer e.live.drop(r.ID)
 	if w, ok := s.m.(machine.Watcher); ok {
 		res, remote, err = w.RunWatched(ctx, jobID(e.k.StudyID, r.ID), spec, func(p machine.Remote) { e.placed(ctx, r.ID, s.id, p) })
 	} else {

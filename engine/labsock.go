@@ -32,7 +32,9 @@ import (
 // {"call": NAME, "args": "…"} (the arguments as the text the caller was
 // given, so a malformed one is refused with the same words), answered by
 // one line: the object `lab CALL` prints, {"ok":true,"result":…} or
-// {"ok":false,"error":"…"}.
+// {"ok":false,"error":"…"}. Two requests are not calls: {"control": …}
+// (RequestControl) and {"usage": true}, answered with the live figures of
+// the experiments on workers (RemoteUsageOf, for a UI in another process).
 
 // maxLabLine bounds one request or answer line: the CLI's 4 MiB of stdin,
 // escaped, plus framing.
@@ -42,6 +44,7 @@ type labRequest struct {
 	Call    string `json:"call,omitempty"`
 	Args    string `json:"args,omitempty"`
 	Control string `json:"control,omitempty"` // "pause" or "cancel" instead of a call (RequestControl)
+	Usage   bool   `json:"usage,omitempty"`   // the live figures of the experiments on workers instead of a call (RemoteUsageOf)
 }
 
 type labResponse struct {
@@ -158,6 +161,9 @@ func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn) {
 func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labResponse {
 	if req.Control != "" {
 		return sv.answerControl(ctx, req.Control)
+	}
+	if req.Usage {
+		return answerUsage(sv.RemoteUsage())
 	}
 	if sv.judging.Load() {
 		return labResponse{Error: "lab: no lab call while the tool-free judge runs (role judge has no tools)"}

@@ -48,7 +48,8 @@ type ProcSample struct {
 	// (the sandbox helper); "" for the program and every other process.
 	Launcher string
 	// Remote is set for an experiment running on a worker (RemoteSamples):
-	// it has no pid here, and its CPU and memory are not sampled.
+	// it has no pid here; its CPU and memory are its whole tree's on the
+	// worker, when Remote.Sampled.
 	Remote *RemoteProc
 }
 
@@ -57,6 +58,11 @@ type RemoteProc struct {
 	Machine string // the worker id
 	Host    string // the worker's host, as its profile names it
 	Job     string // the worker's job id
+	// Sampled: the worker reports the experiment's figures (an SSH
+	// worker's daemon samples its tree); false for a Slurm job, and
+	// before the first report.
+	Sampled   bool
+	Processes int // the processes of its tree on the worker, when Sampled
 }
 
 // Launchers of an experiment's program (ProcSample.Launcher).

@@ -33,6 +33,7 @@ type runnerClient struct {
 	enc     *gob.Encoder // the request stream on stdin (wire.go)
 	nextID  uint64
 	pending map[uint64]chan helperReport
+	usage   map[uint64]func(Usage) // the live-usage receivers of pending runs (Spec.Usage)
 	stderr  *tailBuffer
 	pid     int           // the runner's pid
 	dead    chan struct{} // closed once the runner has exited
@@ -72,7 +73,7 @@ func CloseRunners() {
 }
 
 func startRunner(self string) (*runnerClient, error) {
-	c := &runnerClient{pending: map[uint64]chan helperReport{}, stderr: &tailBuffer{n: 4096},
+	c := &runnerClient{pending: map[uint64]chan helperReport{}, usage: map[uint64]func(Usage){}, stderr: &tailBuffer{n: 4096},
 		dead: make(chan struct{})}
 	started := make(chan error, 1)
 	c.wg.Go(func() { c.serve(self, started) })
@@ -144,8 +145,17 @@ func (c *runnerClient) readReplies(stdout io.Reader) {
 
 func (c *runnerClient) deliver(rep runnerReply) {
 	c.mu.Lock()
+	if rep.Live != nil {
+		f := c.usage[rep.ID]
+		c.mu.Unlock()
+		if f != nil {
+			f(*rep.Live)
+		}
+		return
+	}
 	ch := c.pending[rep.ID]
 	delete(c.pending, rep.ID)
+	delete(c.usage, rep.ID)
 	c.mu.Unlock()
 	if ch != nil {
 		ch <- rep.Report // buffered
@@ -159,6 +169,7 @@ func (c *runnerClient) failPending() {
 	for id, ch := range c.pending {
 		close(ch)
 		delete(c.pending, id)
+		delete(c.usage, id)
 	}
 	_ = c.stdin.Close()
 }
@@ -173,8 +184,9 @@ func (c *runnerClient) exited() bool {
 }
 
 // start sends a start request and returns the run's id and the channel its
-// report arrives on (closed if the runner dies first).
-func (c *runnerClient) start(cfg helperConfig) (uint64, <-chan helperReport, error) {
+// report arrives on (closed if the runner dies first). usage, when not nil,
+// receives the run's live usage reports until then.
+func (c *runnerClient) start(cfg helperConfig, usage func(Usage)) (uint64, <-chan helperReport, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.exited() {
@@ -186,6 +198,9 @@ func (c *runnerClient) start(cfg helperConfig) (uint64, <-chan helperReport, err
 		return 0, nil, fmt.Errorf("%w: %w", ErrHelper, err)
 	}
 	c.pending[id] = ch
+	if usage != nil {
+		c.usage[id] = usage
+	}
 	return id, ch, nil
 }
 

@@ -37,6 +37,7 @@ type helperConfig struct {
 	Dir         string        `json:"dir,omitempty"`
 	Env         []string      `json:"env,omitempty"`
 	Argv        []string      `json:"argv"`
+	UsageEvery  time.Duration `json:"usage_every,omitempty"` // report live usage this often (serve mode); 0 = never
 
 	release func() // the host's: lets go of what the launch line names (the /etc view); nil for none
 }

@@ -55,6 +55,8 @@ func testHelperMode(mode string) int {
 		CloseRunners()
 		Settle()
 		out = runOutput{Result: res, Err: errString(err)}
+	case "usage":
+		out = runWithUsage()
 	case "probe":
 		out = Probe(signalContext(), Backend(os.Args[1]))
 	case guardParentMode:

@@ -130,6 +130,9 @@ func helperFor(s Spec, lay layout) (helperConfig, error) {
 		ASLimit: uint64(cooperativeAS), Watch: []string{lay.work, lay.tmp},
 		Stdout: lay.stdout, Stderr: lay.stderr, Dir: lay.work, ExitSignals: true,
 	}
+	if s.Usage != nil {
+		cfg.UsageEvery = UsageEvery
+	}
 	info, ok := Describe(s.Backend)
 	if !ok {
 		return cfg, fmt.Errorf("%w: backend %q cannot run an experiment", ErrInvalidSpec, s.Backend)
@@ -146,7 +149,7 @@ func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("%w: start: %w", ErrHelper, err)
 	}
-	c, id, ch, err := submit(s.SelfExe, cfg)
+	c, id, ch, err := submit(s.SelfExe, cfg, s.Usage)
 	if err != nil {
 		return res, err
 	}
@@ -168,14 +171,14 @@ func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
 
 // submit sends cfg to the runner of self, starting a new runner once
 // when the current one died before it took the request.
-func submit(self string, cfg helperConfig) (*runnerClient, uint64, <-chan helperReport, error) {
+func submit(self string, cfg helperConfig, usage func(Usage)) (*runnerClient, uint64, <-chan helperReport, error) {
 	var err error
 	for range 2 {
 		var c *runnerClient
 		if c, err = runnerFor(self); err != nil {
 			return nil, 0, nil, err
 		}
-		id, ch, serr := c.start(cfg)
+		id, ch, serr := c.start(cfg, usage)
 		if serr == nil {
 			return c, id, ch, nil
 		}

@@ -61,10 +61,10 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 	c, err := runnerFor(selfExe(t))
 	must(t, err)
 	a, b := newMarker(), newMarker()
-	idA, chA, err := c.start(rawConfig(t, escapeScript(a, true)))
+	idA, chA, err := c.start(rawConfig(t, escapeScript(a, true)), nil)
 	must(t, err)
 	waitFor(t, "run A to start", 10*time.Second, func() bool { return len(markerProcs(a)) >= 2 })
-	_, chB, err := c.start(rawConfig(t, escapeScript(b, false)))
+	_, chB, err := c.start(rawConfig(t, escapeScript(b, false)), nil)
 	must(t, err)
 	if rep := awaitRun(t, chB); rep.ExitCode == nil || *rep.ExitCode != 0 {
 		t.Fatalf("run B: %+v", rep)
@@ -86,7 +86,7 @@ func TestRunnerRestarts(t *testing.T) {
 	self := selfExe(t)
 	c, err := runnerFor(self)
 	must(t, err)
-	_, ch, err := c.start(rawConfig(t, []string{"sleep", "30"}))
+	_, ch, err := c.start(rawConfig(t, []string{"sleep", "30"}), nil)
 	must(t, err)
 	waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
 	must(t, syscall.Kill(c.pid, syscall.SIGKILL))
@@ -109,7 +109,7 @@ func TestRunnerRestarts(t *testing.T) {
 	if c2 == c {
 		t.Fatal("dead runner reused")
 	}
-	_, ch, err = c2.start(rawConfig(t, []string{"true"}))
+	_, ch, err = c2.start(rawConfig(t, []string{"true"}), nil)
 	must(t, err)
 	if rep := awaitRun(t, ch); rep.ExitCode == nil || *rep.ExitCode != 0 {
 		t.Errorf("after restart: %+v", rep)

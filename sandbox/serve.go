@@ -27,6 +27,9 @@ type runnerRequest struct {
 type runnerReply struct {
 	ID     uint64       `json:"id"`
 	Report helperReport `json:"report"`
+	// Live is set on a usage report of a run still running (cfg.UsageEvery):
+	// Report is then empty, and the run's one final reply is still to come.
+	Live *Usage `json:"live,omitempty"`
 }
 
 // runner is the serve mode's state around the shared server.
@@ -144,6 +147,9 @@ func (r *runner) start(req runnerRequest) {
 		return
 	}
 	w := newWatchdog(cfg, r.srv, req.ID)
+	if cfg.UsageEvery > 0 {
+		w.usage = func(u Usage) { r.live(req.ID, u) }
+	}
 	r.mu.Lock()
 	if r.stopping {
 		r.mu.Unlock()
@@ -165,6 +171,13 @@ func (r *runner) start(req runnerRequest) {
 		r.reply(req.ID, w.supervise())
 		w.cg.remove()
 	}()
+}
+
+// live writes a usage report of run id.
+func (r *runner) live(id uint64, u Usage) {
+	r.out.Lock()
+	defer r.out.Unlock()
+	_ = r.enc.write(runnerReply{ID: id, Live: &u})
 }
 
 func (r *runner) reply(id uint64, rep helperReport) {

@@ -49,6 +49,11 @@ type watchdog struct {
 	// it names a limit only with evidence (see classify).
 	inferred bool
 	pss      *pssReading // the tree's last PSS sum (see memory)
+	// usage sends the run's live figures to its host (serve mode, when
+	// the host asked for them: cfg.UsageEvery); lastUsage is when it last did.
+	usage     func(Usage)
+	lastUsage time.Time
+	lastProcs int // the processes of the last sample
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
@@ -166,6 +171,7 @@ func (w *watchdog) onTick(slow bool) {
 	if w.cfg.ProotStatus {
 		w.watchTracee()
 	}
+	w.reportUsage()
 }
 
 // watchTracee handles PRoot, which only exits once every tracee is gone.
@@ -247,7 +253,7 @@ func (w *watchdog) sample(slow bool) {
 		w.files.keep(live)
 	}
 	rss := w.memory(&tally, queue)
-	w.lastRSS = rss
+	w.lastRSS, w.lastProcs = rss, len(queue)
 	w.rep.Samples++
 	if w.rep.Samples > 1 { // the first is taken at the launch: the experiment has not run yet
 		w.rep.PeakRSS = max(w.rep.PeakRSS, rss)

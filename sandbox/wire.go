@@ -24,10 +24,11 @@ type wireReply struct {
 	Report helperReport
 	Exited bool
 	Code   int
+	Live   *Usage // a usage report (runnerReply.Live)
 }
 
 func toWire(r runnerReply) wireReply {
-	w := wireReply{ID: r.ID, Report: r.Report}
+	w := wireReply{ID: r.ID, Report: r.Report, Live: r.Live}
 	if r.Report.ExitCode != nil {
 		w.Exited, w.Code = true, *r.Report.ExitCode
 	}
@@ -36,7 +37,7 @@ func toWire(r runnerReply) wireReply {
 }
 
 func (w wireReply) reply() runnerReply {
-	r := runnerReply{ID: w.ID, Report: w.Report}
+	r := runnerReply{ID: w.ID, Report: w.Report, Live: w.Live}
 	r.Report.ExitCode = nil
 	if w.Exited {
 		code := w.Code

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/simjecture/simjecture/engine"
@@ -104,12 +105,16 @@ func (m dashModel) procRows(w int) []string {
 	out := make([]string, 0, len(m.procs))
 	for _, p := range m.procs {
 		cmd := fit(strings.Repeat(" ", p.Depth)+p.command(), cols)
-		if p.Remote != nil { // not sampled from here: the worker's figures are not known
+		pid := strconv.Itoa(p.PID)
+		switch {
+		case p.Remote != nil && !p.Remote.Sampled: // the worker reports no figures (a Slurm job)
 			out = append(out, fmt.Sprintf("%7s %s %2s %5s %-6s %7s %-6s %7s %s", "-", cmd, p.State, "-", "remote",
 				"-", "remote", dur(p.Elapsed), shortBackend(p.Backend)))
 			continue
+		case p.Remote != nil: // its whole tree on the worker: no pid here
+			pid = "-"
 		}
-		out = append(out, fmt.Sprintf("%7d %s %2s %5.1f %-6s %7.1f %-6s %7s %s", p.PID, cmd, p.State, p.CPUPercent,
+		out = append(out, fmt.Sprintf("%7s %s %2s %5.1f %-6s %7.1f %-6s %7s %s", pid, cmd, p.State, p.CPUPercent,
 			sparkRange(p.CPUHistory, 6), mib(p.RSSBytes), sparkRange(mibs(p.RSSHistory), 6), dur(p.Elapsed),
 			shortBackend(p.Backend)))
 	}
@@ -171,14 +176,18 @@ func (m dashModel) procScale(p pane) string {
 		return ""
 	}
 	r := m.procs[m.sel[p]]
-	if r.Remote != nil {
+	on := ""
+	switch {
+	case r.Remote != nil && !r.Remote.Sampled:
 		return " · on " + r.Remote.Machine + ": cpu and memory not sampled"
+	case r.Remote != nil:
+		on = fmt.Sprintf(" · on %s: %d processes", r.Remote.Machine, r.Remote.Processes)
 	}
 	n := min(len(r.CPUHistory), 6)
 	clo, chi := minMax(r.CPUHistory[len(r.CPUHistory)-n:])
 	k := min(len(r.RSSHistory), 6)
 	mlo, mhi := minMax(mibs(r.RSSHistory[len(r.RSSHistory)-k:]))
-	return fmt.Sprintf(" · cpu %.1f–%.1f %% · mem %.1f–%.1f MiB", clo, chi, mlo, mhi)
+	return fmt.Sprintf("%s · cpu %.1f–%.1f %% · mem %.1f–%.1f MiB", on, clo, chi, mlo, mhi)
 }
 
 // selectedExperiment is the experiment of the selected process row.

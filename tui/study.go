@@ -79,7 +79,7 @@ func (s *liveStudy) Refresh(ctx context.Context) (StudyState, error) {
 // supervises, else the supervisor recorded in the store, if it lives.
 func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) {
 	s.mu.Lock()
-	running, backend, remote := s.running, s.backend, s.remote
+	running, backend, remote, sup := s.running, s.backend, s.remote, s.sup
 	s.mu.Unlock()
 	root := os.Getpid()
 	if !running {
@@ -93,7 +93,24 @@ func (s *liveStudy) Processes(ctx context.Context) ([]engine.ProcSample, error) 
 	if err != nil {
 		return nil, err
 	}
-	return append(rows, engine.RemoteSamples(remote, time.Now())...), nil
+	return append(rows, engine.RemoteSamples(remote, time.Now(), s.remoteUsage(ctx, running, sup, remote))...), nil
+}
+
+// remoteUsage is the live figures of the experiments on workers: this
+// process's supervisor's, else the live supervisor's, asked through its
+// lab socket (none when it does not answer: the rows then show none).
+func (s *liveStudy) remoteUsage(ctx context.Context, running bool, sup *engine.Supervisor, remote []engine.Receipt) map[string]engine.RemoteUsage {
+	switch {
+	case len(remote) == 0:
+		return nil
+	case running && sup != nil:
+		return sup.RemoteUsage()
+	}
+	u, err := engine.RemoteUsageOf(ctx, s.c)
+	if err != nil {
+		return nil
+	}
+	return u
 }
 
 // remoteRunning keeps the receipts running on a worker.

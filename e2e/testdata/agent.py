@@ -18,6 +18,7 @@ operator's instructions of the form "e2e-KEY: VALUE":
                        when e2e-ignore-term: yes)
   e2e-marker: M        a unique string put in the sleeper's argv
   e2e-seconds: S       how long the sleeper sleeps
+  e2e-burn-mb: N       the sleeper holds N MiB and burns CPU instead of sleeping
   e2e-ignore-term: yes the sleeper (or, in slowturn, the agent) ignores
                        SIGTERM
   e2e-save-prompt: yes the worker saves each turn's prompt to
@@ -60,10 +61,19 @@ p = argparse.ArgumentParser()
 p.add_argument("--marker", default="")
 p.add_argument("--seconds", type=float, required=True)
 p.add_argument("--ignore-term", action="store_true")
+p.add_argument("--burn-mb", type=int, default=0)
 a = p.parse_args()
 if a.ignore_term:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-time.sleep(a.seconds)
+if a.burn_mb:
+    held = bytearray(a.burn_mb << 20)
+    for i in range(0, len(held), 4096):
+        held[i] = 1
+    end = time.time() + a.seconds
+    while time.time() < end:
+        pass
+else:
+    time.sleep(a.seconds)
 with open("done.txt", "w") as f:
     f.write("slept %s s\\n" % a.seconds)
 '''
@@ -164,6 +174,8 @@ def sleeper_args(cfg, seconds):
     args = ["--seconds", str(seconds)]
     if cfg.get("ignore-term") == "yes":
         args.append("--ignore-term")
+    if cfg.get("burn-mb"):
+        args += ["--burn-mb", cfg["burn-mb"]]
     if cfg.get("marker"):
         args = ["--marker", cfg["marker"]] + args
     return args

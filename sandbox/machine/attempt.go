@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -165,6 +166,13 @@ func (a *attempt) wait(ctx context.Context, s *session) (JobState, error) {
 		err := s.call(context.Background(), opWait, jobArgs{ID: a.req.ID}, &st)
 		done <- reply{st, err}
 	}()
+	var watching sync.WaitGroup
+	uctx, stopUsage := context.WithCancel(context.Background())
+	defer watching.Wait()
+	defer stopUsage() // before the wait for the watcher: it ends a status call in flight
+	if a.spec.Usage != nil {
+		watching.Go(func() { a.watchUsage(uctx, s) })
+	}
 	select {
 	case r := <-done:
 		return r.st, r.err
@@ -177,6 +185,30 @@ func (a *attempt) wait(ctx context.Context, s *session) (JobState, error) {
 	}
 	r := <-done
 	return r.st, r.err
+}
+
+// watchUsage asks the worker for the job's status every UsageEvery until
+// ctx ends, and hands the live figures it carries to spec.Usage. A failed
+// status call is skipped: the wait reports what the session does.
+func (a *attempt) watchUsage(ctx context.Context, s *session) {
+	tick := time.NewTicker(sandbox.UsageEvery)
+	defer tick.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var st JobState
+		if err := s.call(ctx, opStatus, jobArgs{ID: a.req.ID}, &st); err != nil {
+			continue
+		}
+		if st.Status == jobRunning && st.Usage != nil && st.Usage.At.After(last) {
+			last = st.Usage.At
+			a.spec.Usage(*st.Usage)
+		}
+	}
 }
 
 // outcome turns the worker's final state into a result, fetching the files.

@@ -44,9 +44,21 @@ func (j *job) snapshot() JobState {
 	return j.state
 }
 
-// save writes the job's state; d.mu or j.mu held by the caller.
+// setUsage keeps a running job's latest live figures for its status.
+func (j *job) setUsage(u sandbox.Usage) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state.Status == jobRunning {
+		j.state.Usage = &u
+	}
+}
+
+// save writes the job's state, without its live figures; d.mu or j.mu
+// held by the caller.
 func (j *job) saveLocked() error {
-	b, err := json.Marshal(j.state)
+	st := j.state
+	st.Usage = nil
+	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("job state: %w", err)
 	}
@@ -194,10 +206,13 @@ func (d *daemon) start(f frame) (JobState, error) {
 func (j *job) run(ctx context.Context) {
 	defer close(j.done)
 	defer j.stop()
-	res, err := sandbox.Run(ctx, j.d.spec(j))
+	spec := j.d.spec(j)
+	spec.Usage = j.setUsage
+	res, err := sandbox.Run(ctx, spec)
 	files := manifest(filepath.Join(j.dir, "artifacts"))
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.state.Usage = nil
 	switch {
 	case j.reason != "":
 		j.state.Status, j.state.Reason = jobLost, j.reason

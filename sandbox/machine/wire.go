@@ -117,6 +117,10 @@ type JobState struct {
 	Result *sandbox.Result             `json:"result,omitempty"`
 	Files  map[string]sandbox.Artifact `json:"files,omitempty"` // the artifact folder: outputs and logs
 	PIDs   []int                       `json:"pids,omitempty"`
+	// Usage is a running job's latest live figures, as its watchdog
+	// sampled them (about once a second, sandbox.UsageEvery); nil before
+	// the first and once the job ended. Live only: never in state.json.
+	Usage *sandbox.Usage `json:"usage,omitempty"`
 	// Collected: the coordinator fetched the outputs and the worker removed
 	// the job's folder (collect.go).
 	Collected bool `json:"collected,omitempty"`
