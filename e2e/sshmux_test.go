@@ -36,15 +36,7 @@ func TestWorkerKillLeavesNoSSH(t *testing.T) {
 		left = append(sshOf(s), procsWith("sshd: "+s.login)...)
 		return len(left) == 0
 	})
-	resumed := startEnv(t, s.env(), "resume", "--campaign", c.dir, "--batch")
-	waitFor(t, 60*time.Second, "the re-attached experiment to finish", func() bool {
-		e, ok := firstByKey(status(t, c.dir), "run-0")
-		return ok && e.Status != "running"
-	})
-	if e, _ := firstByKey(status(t, c.dir), "run-0"); e.Status != "succeeded" || e.Machine != "lo" {
-		t.Errorf("the experiment left running on the worker ended %s on %q (%s), want succeeded on lo", e.Status, e.Machine, e.Error)
-	}
-	stopStudy(t, s, c, resumed)
+	resumeReattaches(t, s, c)
 	if r := sj(t, "", "verify", "--campaign", c.dir); r.code != 0 {
 		t.Errorf("verify after the resume: %s", r)
 	}
