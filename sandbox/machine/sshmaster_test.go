@@ -79,3 +79,36 @@ func TestMasterUnreachable(t *testing.T) {
 		t.Errorf("the failed master is still counted as running")
 	}
 }
+
+// BenchmarkSSHCommand runs a trivial remote command (as a login node's
+// Slurm client or file operation is) over this process's warm master and
+// over a connection of its own, alternating, and reports both and their
+// ratio: what reusing the connection saves per command.
+func BenchmarkSSHCommand(b *testing.B) {
+	w := newBenchWorker(b)
+	ctx := context.Background()
+	tg := w.m.t
+	ssh, err := exec.LookPath("ssh")
+	if err != nil {
+		b.Skip("the OpenSSH client is not installed")
+	}
+	var warm, cold time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := tg.run(ctx, "true", nil); err != nil {
+			b.Fatalf("over the master: %v", err)
+		}
+		warm += time.Since(start)
+		start = time.Now()
+		own := append(append([]string{"-T"}, tg.options()...), "-o", "ControlPath=none", "--", tg.p.Host, "true")
+		if out, err := exec.CommandContext(ctx, ssh, own...).CombinedOutput(); err != nil {
+			b.Fatalf("own connection: %v: %s", err, out)
+		}
+		cold += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(warm.Microseconds())/n/1000, "warm-ms/op")
+	b.ReportMetric(float64(cold.Microseconds())/n/1000, "own-connection-ms/op")
+	b.ReportMetric(cold.Seconds()/warm.Seconds(), "own/warm")
+}
