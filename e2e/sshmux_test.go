@@ -42,6 +42,50 @@ func TestWorkerKillLeavesNoSSH(t *testing.T) {
 	}
 }
 
+// TestWorkerKillSparesOtherStudy: two supervisors on one worker each own
+// their connection: kill -9 of one ends its ssh processes and none of the
+// other's, whose experiment ends succeeded on the worker.
+func TestWorkerKillSparesOtherStudy(t *testing.T) {
+	t.Parallel()
+	w := startWorkerStudy(t, "busy", 60, nil, "lo")
+	s := w.s
+	other := newCampaign(t, "busy", "e2e-seconds: 8")
+	reapMarker(t, other.marker)
+	ob := startEnv(t, s.env(), other.args(300, 120, "--worker", "lo")...)
+	waitFor(t, 30*time.Second, "the other study's experiment to run on the worker", func() bool { return len(procsWith(other.marker)) > 0 })
+	kept := sshOfProcess(ob.cmd.Process.Pid)
+	if len(kept) == 0 {
+		t.Fatal("no ssh process of the other study found")
+	}
+	_ = w.b.cmd.Process.Signal(syscall.SIGKILL)
+	w.b.wait(t, 10*time.Second)
+	waitFor(t, 2*time.Second, "no ssh process of the killed supervisor", func() bool { return len(sshOfProcess(w.b.cmd.Process.Pid)) == 0 })
+	for _, pid := range kept {
+		if syscall.Kill(pid, 0) != nil {
+			t.Errorf("ssh %d of the other study ended with the killed supervisor", pid)
+		}
+	}
+	waitFor(t, 60*time.Second, "the other study's experiment to finish", func() bool {
+		e, ok := firstByKey(status(t, other.dir), "run-0")
+		return ok && e.Status != "running"
+	})
+	if e, _ := firstByKey(status(t, other.dir), "run-0"); e.Status != "succeeded" || e.Machine != "lo" {
+		t.Errorf("the other study's experiment ended %s on %q (%s), want succeeded on lo", e.Status, e.Machine, e.Error)
+	}
+	stopStudy(t, s, other, ob)
+}
+
+// sshOfProcess are the ssh processes on the control socket of process pid.
+func sshOfProcess(pid int) []int {
+	var out []int
+	for _, p := range procsWith(fmt.Sprintf("/simjecture-ssh-%d/%d-", os.Geteuid(), pid)) {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); filepath.Base(exe) == "ssh" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // sshOf are this host's ssh processes of the test's sshd: those naming its
 // client key, and those holding a TCP connection to its port (a master
 // forked into the background has rewritten its command line).
