@@ -36,5 +36,5 @@ go test -run '^$' -bench 'LabStatus' -benchtime 200x ./engine/ | grep Benchmark
 echo "== tui: bridge and Update under 10,000 events/s"
 go test -run '^$' -bench 'BridgeFlood' -benchtime 20000x ./tui/ | grep Benchmark
 echo "== machine: a trivial experiment on a loopback SSH worker vs this host; 1 GiB of inputs vs scp (root, sshd)"
-go test -run '^$' -bench 'WorkerTrivial' -benchtime "${N}x" ./sandbox/machine/ | grep -E 'Benchmark|SKIP|skip' || true
+go test -run '^$' -bench 'WorkerTrivial|SSHCommand' -benchtime "${N}x" ./sandbox/machine/ | grep -E 'Benchmark|SKIP|skip' || true
 go test -run '^$' -bench 'WorkerInputs' -benchtime 1x ./sandbox/machine/ | grep -E 'Benchmark|SKIP|skip' || true

@@ -288,6 +288,13 @@ func TestWorkerResumeReattaches(t *testing.T) {
 	s, c, b := w.s, w.c, w.b
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	b.wait(t, 10*time.Second)
+	resumeReattaches(t, s, c)
+}
+
+// resumeReattaches resumes the study of c, checks that its experiment
+// left running on the worker ends succeeded there, and stops the study.
+func resumeReattaches(t *testing.T, s *sshd, c campaign) {
+	t.Helper()
 	resumed := startEnv(t, s.env(), "resume", "--campaign", c.dir, "--batch")
 	waitFor(t, 60*time.Second, "the re-attached experiment to finish", func() bool {
 		e, ok := firstByKey(status(t, c.dir), "run-0")

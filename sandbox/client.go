@@ -85,9 +85,13 @@ func startRunner(self string) (*runnerClient, error) {
 }
 
 // serve owns the runner process for its whole life. Its thread stays
-// locked, so the runner's parent-death signal fires only when we die.
+// locked while the runner lives, so the runner's parent-death signal fires
+// only when we die; it is unlocked once the runner was reaped, so the
+// thread never ends: its end would fire the parent-death signal of every
+// child other goroutines forked on it before (an agent, an ssh master).
 func (c *runnerClient) serve(self string, started chan<- error) {
-	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread() // runs last: after the Wait, or a failed Start
 	defer close(c.dead)
 	cmd := exec.Command(self, HelperArg, serveArg, "--parent-pid", strconv.Itoa(os.Getpid()))
 	cmd.Env = []string{}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -43,22 +44,36 @@ func TestFrameRoundTrip(t *testing.T) {
 }
 
 // TestSSHArgv: the system ssh runs in batch mode with strict host keys,
-// the profile's known-hosts file and our own 0700 ControlMaster folder;
-// the host comes after "--" so it can never be an option.
+// the profile's known-hosts file, as a client of this process's own master
+// (never a master itself, nothing persisting) in our 0700 folder; the host
+// comes after "--" so it can never be an option.
 func TestSSHArgv(t *testing.T) {
 	t.Parallel()
 	p := validSSH()
 	p.KnownHosts, p.IdentityFile, p.RunAs = "/etc/sj/kh", "/etc/sj/id", "sjrun"
-	argv, err := sshTarget{p: p}.argv("true")
+	ctl, err := sshTarget{p: p}.controlPath()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.HasPrefix(filepath.Base(ctl), strconv.Itoa(os.Getpid())+"-") {
+		t.Errorf("control socket %s is not named by this process", ctl)
+	}
+	argv := sshTarget{p: p}.argv(ctl, "true")
 	joined := strings.Join(argv, " ")
 	for _, want := range []string{"BatchMode=yes", "StrictHostKeyChecking=yes", "UserKnownHostsFile=/etc/sj/kh",
-		"ControlMaster=auto", "ServerAliveInterval=", "-i /etc/sj/id", "IdentitiesOnly=yes", "-l alice", "-- example.org true"} {
+		"ControlMaster=no", "ControlPath=" + ctl, "ServerAliveInterval=", "-i /etc/sj/id", "IdentitiesOnly=yes", "-l alice", "-- example.org true"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("ssh argv %q lacks %q", joined, want)
 		}
+	}
+	master := strings.Join(sshTarget{p: p}.masterArgv(ctl), " ")
+	for _, want := range []string{"-M -N", "ControlMaster=yes", "ControlPersist=no", "ControlPath=" + ctl, "LocalCommand=echo " + readyLine, "-- example.org"} {
+		if !strings.Contains(master, want) {
+			t.Errorf("master argv %q lacks %q", master, want)
+		}
+	}
+	if strings.Contains(joined+master, "ControlPersist=6") || strings.Contains(joined, "ControlMaster=auto") {
+		t.Errorf("an ssh of ours may fork a persisting master: %q / %q", joined, master)
 	}
 	i := slices.IndexFunc(argv, func(a string) bool { return strings.HasPrefix(a, "ControlPath=") })
 	dir := filepath.Dir(strings.TrimPrefix(argv[i], "ControlPath="))

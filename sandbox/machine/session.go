@@ -86,14 +86,19 @@ func (s *session) greet(ctx context.Context) error {
 }
 
 // startLocked starts cmd on a locked OS thread, so its parent-death signal
-// fires when this process dies rather than when the thread ends.
+// fires when this process dies rather than when the thread ends; until
+// must close only once cmd was reaped.
 func startLocked(cmd *exec.Cmd, until <-chan struct{}) error {
 	done := make(chan error, 1)
 	go func() {
-		// The thread stays locked until the process ended (a locked
-		// goroutine that returns ends its thread, which would fire the
-		// parent-death signal early).
+		// Locked while the process runs, the thread cannot be ended by
+		// another goroutine (one that returns locked ends its thread);
+		// unlocked once the process was reaped, it is never ended by this
+		// one either: a thread's end fires the parent-death signal of
+		// every child forked on it, also those other goroutines forked
+		// there before (an agent's launcher, another ssh).
 		lockThread()
+		defer unlockThread()
 		err := cmd.Start()
 		done <- err
 		if err == nil {

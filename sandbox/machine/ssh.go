@@ -40,16 +40,12 @@ func (t sshTarget) knownHosts() string {
 	return filepath.Join(home, ".ssh", "known_hosts")
 }
 
-// argv is the ssh command line that runs remote (already shell-quoted).
-func (t sshTarget) argv(remote string) ([]string, error) {
-	ctl, err := controlDir()
-	if err != nil {
-		return nil, err
-	}
-	a := []string{"-T", "-p", strconv.Itoa(t.p.Port),
+// options are the ssh options every command line of the profile shares
+// (the client's and its master's).
+func (t sshTarget) options() []string {
+	a := []string{"-p", strconv.Itoa(t.p.Port),
 		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
 		"-o", "UserKnownHostsFile=" + t.knownHosts(),
-		"-o", "ControlMaster=auto", "-o", "ControlPath=" + filepath.Join(ctl, "%C"), "-o", "ControlPersist=60",
 		"-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=10",
 		"-o", "LogLevel=ERROR"}
 	if t.p.User != "" {
@@ -58,20 +54,30 @@ func (t sshTarget) argv(remote string) ([]string, error) {
 	if t.p.IdentityFile != "" {
 		a = append(a, "-i", t.p.IdentityFile, "-o", "IdentitiesOnly=yes")
 	}
-	return append(a, "--", t.p.Host, remote), nil
+	return a
 }
 
-// command is the ssh process that runs remote on the worker.
+// argv is the ssh command line that runs remote (already shell-quoted) as
+// a client of the master listening on ctl: never a master itself, so no
+// ssh of ours forks one into the background.
+func (t sshTarget) argv(ctl, remote string) []string {
+	a := append([]string{"-T"}, t.options()...)
+	a = append(a, "-o", "ControlMaster=no", "-o", "ControlPath="+ctl)
+	return append(a, "--", t.p.Host, remote)
+}
+
+// command is the ssh process that runs remote on the worker, over this
+// process's master connection (started first when none runs).
 func (t sshTarget) command(ctx context.Context, remote string) (*exec.Cmd, error) {
 	ssh, err := exec.LookPath("ssh")
 	if err != nil {
 		return nil, fmt.Errorf("the OpenSSH client (ssh) is not on PATH: install openssh-client: %w", err)
 	}
-	argv, err := t.argv(remote)
+	ctl, err := t.master(ctx, ssh)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, ssh, argv...)
+	cmd := exec.CommandContext(ctx, ssh, t.argv(ctl, remote)...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	return cmd, nil
 }

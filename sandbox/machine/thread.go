@@ -3,3 +3,5 @@ package machine
 import "runtime"
 
 func lockThread() { runtime.LockOSThread() }
+
+func unlockThread() { runtime.UnlockOSThread() }
