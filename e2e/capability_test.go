@@ -22,6 +22,35 @@ type capReceipt struct {
 	ArtifactDir      string   `json:"artifact_dir"`
 	Error            string   `json:"error"`
 	IsolationBackend string   `json:"isolation_backend"`
+	Machine          string   `json:"machine"`
+	Remote           *struct {
+		Host string `json:"host"`
+	} `json:"remote"`
+}
+
+// trapzCapability makes the capabilities folder of testdata/capability/trapz
+// (its runtime copied under tmp), the capability agent, and the study's
+// hypothesis and instructions files h.txt and i.txt in tmp.
+func trapzCapability(t *testing.T, tmp string) (capDir, runtime, agentPath string) {
+	t.Helper()
+	runtime = filepath.Join(tmp, "runtime", "trapz")
+	copyTree(t, filepath.Join("testdata", "capability", "trapz"), runtime)
+	capDir = filepath.Join(tmp, "capabilities")
+	manifest := map[string]any{
+		"runtime": runtime, "executable": "bin/trapz",
+		"environment": map[string]string{"TRAPZ_HOME": "/opt/simjecture-capabilities/trapz"},
+		"description": "trapezoid rule for the integral of x^2 over [0, 1]",
+	}
+	body, _ := json.Marshal(manifest)
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(capDir, "trapz.json"), string(body))
+	agentPath = filepath.Join(tmp, "agent.sh")
+	copyExec(t, filepath.Join("testdata", "capability_agent.sh"), agentPath)
+	writeFile(t, filepath.Join(tmp, "h.txt"), "The trapezoid rule on x^2 converges at second order.\n")
+	writeFile(t, filepath.Join(tmp, "i.txt"), "Run the trapz capability.\n")
+	return capDir, runtime, agentPath
 }
 
 // TestCapability runs a small real capability (testdata/capability/trapz: a
@@ -33,24 +62,8 @@ type capReceipt struct {
 func TestCapability(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	runtime := filepath.Join(tmp, "runtime", "trapz")
-	copyTree(t, filepath.Join("testdata", "capability", "trapz"), runtime)
-	capDir := filepath.Join(tmp, "capabilities")
-	manifest := map[string]any{
-		"runtime": runtime, "executable": "bin/trapz",
-		"environment": map[string]string{"TRAPZ_HOME": "/opt/simjecture-capabilities/trapz"},
-		"description": "trapezoid rule for the integral of x^2 over [0, 1]",
-	}
-	body, _ := json.Marshal(manifest)
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(capDir, "trapz.json"), string(body))
-	agentPath := filepath.Join(tmp, "agent.sh")
-	copyExec(t, filepath.Join("testdata", "capability_agent.sh"), agentPath)
+	capDir, runtime, agentPath := trapzCapability(t, tmp)
 	dir := filepath.Join(tmp, "study")
-	writeFile(t, filepath.Join(tmp, "h.txt"), "The trapezoid rule on x^2 converges at second order.\n")
-	writeFile(t, filepath.Join(tmp, "i.txt"), "Run the trapz capability.\n")
 
 	bad := sj(t, "", "study", "--campaign", filepath.Join(tmp, "bad"), "--hypothesis-file", filepath.Join(tmp, "h.txt"),
 		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,

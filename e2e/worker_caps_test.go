@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWorkerCapabilityShipped: `worker prepare --capabilities` ships the
+// trapz capability to an SSH worker (and says it leaves out one with
+// read-only mounts of host folders); a re-prepare copies nothing; a study
+// whose experiment uses trapz runs it on the worker (the receipt names it,
+// the estimate is right). Then the runtime is changed on the worker: its
+// daemon no longer reports it (its log says why) and the next study runs
+// the capability on this host.
+func TestWorkerCapabilityShipped(t *testing.T) {
+	t.Parallel()
+	s := startSSHD(t)
+	root := s.workerRoot(t, "wroot")
+	s.addWorker(t, "lo", s.login, root)
+	tmp := t.TempDir()
+	capDir, _, agentPath := trapzCapability(t, tmp)
+	mounts, _ := json.Marshal(map[string]any{"runtime": filepath.Join(tmp, "runtime", "trapz"), "executable": "bin/trapz",
+		"read_only_mounts": []map[string]string{{"host": "/usr/share", "path": "/data"}}})
+	writeFile(t, filepath.Join(capDir, "withmount.json"), string(mounts))
+
+	first := sjWith(t, s.env(), "", "worker", "prepare", "lo", "--capabilities", capDir)
+	if first.code != 0 || !strings.Contains(first.stderr, "shipped capability trapz: 2 of 2 files") ||
+		!strings.Contains(first.stderr, "capability withmount not shipped") {
+		t.Fatalf("worker prepare --capabilities:\n%s", first)
+	}
+	again := sjWith(t, s.env(), "", "worker", "prepare", "lo", "--capabilities", capDir)
+	if again.code != 0 || !strings.Contains(again.stderr, "capability trapz already on the worker: nothing copied") ||
+		strings.Contains(again.stderr, "shipped capability") {
+		t.Fatalf("a re-prepare of an unchanged capability must copy nothing:\n%s", again)
+	}
+	bad := sjWith(t, s.env(), "", "worker", "prepare", "lo", "--capabilities", filepath.Join(tmp, "nowhere"))
+	if bad.code != 2 || len(lines(bad.stderr)) != 1 || !strings.Contains(bad.stderr, "--capabilities") {
+		t.Fatalf("a missing capabilities folder must be one line, exit 2:\n%s", bad)
+	}
+
+	remote := capStudy(t, s, capDir, agentPath, "remote")
+	if remote.Machine != "lo" || remote.Remote == nil || remote.Remote.Host != "127.0.0.1" {
+		t.Fatalf("the capability experiment ran on %q (%+v), want the worker lo", remote.Machine, remote.Remote)
+	}
+
+	tool := filepath.Join(root, "capabilities", "trapz", "runtime", "bin", "trapz")
+	body, err := os.ReadFile(tool)
+	if err != nil {
+		t.Fatalf("the shipped runtime is not under ROOT/capabilities: %v", err)
+	}
+	if err := os.WriteFile(tool, append(body, '\n'), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	local := capStudy(t, s, capDir, agentPath, "tampered")
+	if local.Machine != "local" {
+		t.Fatalf("with the worker's runtime changed the experiment ran on %q, want local", local.Machine)
+	}
+	log, _ := os.ReadFile(filepath.Join(root, "state", "run", "daemon.log"))
+	if !strings.Contains(string(log), "capability not reported") || !strings.Contains(string(log), "changed on the worker") {
+		t.Errorf("the daemon's log does not say why trapz is not reported:\n%s", log)
+	}
+}
+
+// capStudy runs a study on the pool lo, local whose agent runs trapz 1000,
+// checks its estimate, cancels it and returns the receipt.
+func capStudy(t *testing.T, s *sshd, capDir, agentPath, name string) capReceipt {
+	t.Helper()
+	tmp := filepath.Dir(agentPath)
+	dir := filepath.Join(tmp, name)
+	sup := startEnv(t, s.env(), "study", "--campaign", dir, "--hypothesis-file", filepath.Join(tmp, "h.txt"),
+		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
+		"--execution-backend", "bubblewrap", "--capabilities", capDir, "--worker", "lo", "--worker", "local",
+		"--wall-seconds", "120", "--turn-seconds", "30", "--batch")
+	waitFor(t, 10*time.Second, "the study's research folder", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "research"))
+		return err == nil
+	})
+	writeFile(t, filepath.Join(dir, "research", "plan.txt"), "1000\n")
+	r := waitCapability(t, dir, "1000", "succeeded")
+	out, err := os.ReadFile(filepath.Join(r.ArtifactDir, "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) != 3 {
+		t.Fatalf("trapz output %q", out)
+	}
+	if est, _ := strconv.ParseFloat(fields[1], 64); est < 0.3333 || est > 0.3334 {
+		t.Fatalf("trapz estimate %q, receipt %+v", out, r)
+	}
+	if c := sj(t, "", "cancel", "--campaign", dir); c.code != 0 {
+		t.Fatalf("cancel:\n%s", c)
+	}
+	if res := sup.wait(t, 20*time.Second); res.code != 0 {
+		t.Fatalf("supervisor:\n%s", res)
+	}
+	return r
+}
