@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,29 +69,8 @@ func TestWorkerCapabilityShipped(t *testing.T) {
 // checks its estimate, cancels it and returns the receipt.
 func capStudy(t *testing.T, s *sshd, capDir, agentPath, name string) capReceipt {
 	t.Helper()
-	tmp := filepath.Dir(agentPath)
-	dir := filepath.Join(tmp, name)
-	sup := startEnv(t, s.env(), "study", "--campaign", dir, "--hypothesis-file", filepath.Join(tmp, "h.txt"),
-		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
-		"--execution-backend", "bubblewrap", "--capabilities", capDir, "--worker", "lo", "--worker", "local",
-		"--wall-seconds", "120", "--turn-seconds", "30", "--batch")
-	waitFor(t, 10*time.Second, "the study's research folder", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "research"))
-		return err == nil
-	})
-	writeFile(t, filepath.Join(dir, "research", "plan.txt"), "1000\n")
-	r := waitCapability(t, dir, "1000", "succeeded")
-	out, err := os.ReadFile(filepath.Join(r.ArtifactDir, "out.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(string(out))
-	if len(fields) != 3 {
-		t.Fatalf("trapz output %q", out)
-	}
-	if est, _ := strconv.ParseFloat(fields[1], 64); est < 0.3333 || est > 0.3334 {
-		t.Fatalf("trapz estimate %q, receipt %+v", out, r)
-	}
+	dir := filepath.Join(filepath.Dir(agentPath), name)
+	sup, r := startTrapzStudy(t, s.env(), dir, capDir, agentPath, "--worker", "lo", "--worker", "local")
 	if c := sj(t, "", "cancel", "--campaign", dir); c.code != 0 {
 		t.Fatalf("cancel:\n%s", c)
 	}

@@ -1,36 +1,16 @@
 package machine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/simjecture/simjecture/sandbox"
 )
-
-// syncBuffer is a log a daemon writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testCapability writes a runtime folder with an executable tool and
 // returns the capability as the coordinator ships it.
@@ -113,7 +93,7 @@ func TestCapabilityShippedReportedAndRun(t *testing.T) {
 func TestCapabilityTamperedNotReported(t *testing.T) {
 	t.Parallel()
 	w := newTestWorker(t, 60e9)
-	logs := &syncBuffer{}
+	logs := &tailBuffer{} // the daemon writes it while the test reads it
 	w.d.log = slog.New(slog.NewTextHandler(logs, nil))
 	c := testCapability(t, w.dir, "tool")
 	if _, err := shipOne(context.Background(), w.m.sess, c); err != nil {
