@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,4 +80,20 @@ func capStudy(t *testing.T, s *sshd, capDir, agentPath, name string) capReceipt 
 		t.Fatalf("supervisor:\n%s", res)
 	}
 	return r
+}
+
+// checkCapabilityShippedAs: for a root login, prepare gives the run-as
+// account ROOT/capabilities, and its daemon installs trapz there as uid.
+func checkCapabilityShippedAs(t *testing.T, s *sshd, id, root, uid string) {
+	t.Helper()
+	capDir, _, _ := trapzCapability(t, t.TempDir())
+	r := sjWith(t, s.env(), "", "worker", "prepare", id, "--capabilities", capDir)
+	if r.code != 0 || !strings.Contains(r.stderr, "shipped capability trapz") {
+		t.Fatalf("worker prepare %s --capabilities:\n%s", id, r)
+	}
+	tool := filepath.Join(root, "capabilities", "trapz", "runtime", "bin", "trapz")
+	info, err := os.Stat(tool)
+	if err != nil || fmt.Sprint(info.Sys().(*syscall.Stat_t).Uid) != uid || info.Mode().Perm()&0o100 == 0 {
+		t.Errorf("shipped %s: %v %v; want an executable of uid %s", tool, info, err, uid)
+	}
 }
