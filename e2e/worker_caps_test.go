@@ -97,3 +97,21 @@ func checkCapabilityShippedAs(t *testing.T, s *sshd, id, root, uid string) {
 		t.Errorf("shipped %s: %v %v; want an executable of uid %s", tool, info, err, uid)
 	}
 }
+
+// TestPrepareCapabilitiesRefusedForSlurm: `worker prepare --capabilities`
+// with a Slurm worker is exit 2, one line, before anything is sent (there
+// is no cluster here: shipping the binary would fail otherwise).
+func TestPrepareCapabilitiesRefusedForSlurm(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	capDir, _, _ := trapzCapability(t, tmp)
+	envv := scratchEnv(tmp)
+	if r := sjWith(t, envv, "", "worker", "add", "hpc", "--slurm", "--root", filepath.Join(tmp, "shared")); r.code != 0 {
+		t.Fatalf("worker add --slurm: %s", r)
+	}
+	r := sjWith(t, envv, "", "worker", "prepare", "hpc", "--capabilities", capDir)
+	checkInvalid(t, r, "capabilities are not shipped to Slurm workers")
+	if _, err := os.Stat(filepath.Join(tmp, "shared", "bin")); err == nil {
+		t.Errorf("a refused prepare shipped the binary to %s", filepath.Join(tmp, "shared", "bin"))
+	}
+}
