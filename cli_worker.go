@@ -245,24 +245,59 @@ func loadWorker(fs *pflag.FlagSet, args []string, io stdio) (machine.Profile, in
 }
 
 func workerPrepare(ctx context.Context, args []string, io stdio) int {
-	return checkWorker(ctx, "prepare", args, io, func(p machine.Profile, o machine.Options) error {
+	var capsDir string
+	flags := func(fs *pflag.FlagSet) {
+		fs.StringVar(&capsDir, "capabilities", "", "capabilities folder whose capabilities to ship to the worker (an SSH worker)")
+	}
+	return checkWorker(ctx, "prepare", args, io, flags, func(p machine.Profile, o machine.Options) error {
 		info, err := machine.Describe(p.Kind)
 		if err != nil {
 			return err
 		}
-		return info.Prepare(ctx, p, o, func(s string) { fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s) })
+		var caps []machine.Capability
+		if capsDir != "" {
+			if caps, err = shippable(p, o, capsDir, io); err != nil {
+				return err
+			}
+		}
+		say := func(s string) { fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s) }
+		if err := info.Prepare(ctx, p, o, say); err != nil {
+			return err
+		}
+		return info.Ship(ctx, p, o, caps, say)
 	})
 }
 
-func workerCheck(ctx context.Context, args []string, io stdio) int {
-	return checkWorker(ctx, "check", args, io, func(machine.Profile, machine.Options) error { return nil })
+// shippable reads the capabilities of dir a worker can take, saying which
+// are left out, and refuses a worker kind that takes none, before anything
+// is sent.
+func shippable(p machine.Profile, o machine.Options, dir string, io stdio) ([]machine.Capability, error) {
+	caps, skipped, err := engine.ShippableCapabilities(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := machine.ShipCapabilities(context.Background(), p, o, nil, nil); err != nil {
+		return nil, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(io.err, "worker %s: %s\n", p.ID, s)
+	}
+	return caps, nil
 }
 
-// checkWorker is `worker prepare|check ID [--json]`: before runs first,
-// then the check.
-func checkWorker(ctx context.Context, sub string, args []string, io stdio, before func(machine.Profile, machine.Options) error) int {
+func workerCheck(ctx context.Context, args []string, io stdio) int {
+	return checkWorker(ctx, "check", args, io, nil, func(machine.Profile, machine.Options) error { return nil })
+}
+
+// checkWorker is `worker prepare|check ID [--json]` (flags adds the
+// subcommand's own): before runs first, then the check.
+func checkWorker(ctx context.Context, sub string, args []string, io stdio, flags func(*pflag.FlagSet),
+	before func(machine.Profile, machine.Options) error) int {
 	fs := newFlagSet("worker "+sub+" ID", io)
 	asJSON := fs.Bool("json", false, "print the check as JSON")
+	if flags != nil {
+		flags(fs)
+	}
 	p, code, done := loadWorker(fs, args, io)
 	if done {
 		return code

@@ -22,6 +22,35 @@ type capReceipt struct {
 	ArtifactDir      string   `json:"artifact_dir"`
 	Error            string   `json:"error"`
 	IsolationBackend string   `json:"isolation_backend"`
+	Machine          string   `json:"machine"`
+	Remote           *struct {
+		Host string `json:"host"`
+	} `json:"remote"`
+}
+
+// trapzCapability makes the capabilities folder of testdata/capability/trapz
+// (its runtime copied under tmp), the capability agent, and the study's
+// hypothesis and instructions files h.txt and i.txt in tmp.
+func trapzCapability(t *testing.T, tmp string) (capDir, runtime, agentPath string) {
+	t.Helper()
+	runtime = filepath.Join(tmp, "runtime", "trapz")
+	copyTree(t, filepath.Join("testdata", "capability", "trapz"), runtime)
+	capDir = filepath.Join(tmp, "capabilities")
+	manifest := map[string]any{
+		"runtime": runtime, "executable": "bin/trapz",
+		"environment": map[string]string{"TRAPZ_HOME": "/opt/simjecture-capabilities/trapz"},
+		"description": "trapezoid rule for the integral of x^2 over [0, 1]",
+	}
+	body, _ := json.Marshal(manifest)
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(capDir, "trapz.json"), string(body))
+	agentPath = filepath.Join(tmp, "agent.sh")
+	copyExec(t, filepath.Join("testdata", "capability_agent.sh"), agentPath)
+	writeFile(t, filepath.Join(tmp, "h.txt"), "The trapezoid rule on x^2 converges at second order.\n")
+	writeFile(t, filepath.Join(tmp, "i.txt"), "Run the trapz capability.\n")
+	return capDir, runtime, agentPath
 }
 
 // TestCapability runs a small real capability (testdata/capability/trapz: a
@@ -33,24 +62,8 @@ type capReceipt struct {
 func TestCapability(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	runtime := filepath.Join(tmp, "runtime", "trapz")
-	copyTree(t, filepath.Join("testdata", "capability", "trapz"), runtime)
-	capDir := filepath.Join(tmp, "capabilities")
-	manifest := map[string]any{
-		"runtime": runtime, "executable": "bin/trapz",
-		"environment": map[string]string{"TRAPZ_HOME": "/opt/simjecture-capabilities/trapz"},
-		"description": "trapezoid rule for the integral of x^2 over [0, 1]",
-	}
-	body, _ := json.Marshal(manifest)
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(capDir, "trapz.json"), string(body))
-	agentPath := filepath.Join(tmp, "agent.sh")
-	copyExec(t, filepath.Join("testdata", "capability_agent.sh"), agentPath)
+	capDir, runtime, agentPath := trapzCapability(t, tmp)
 	dir := filepath.Join(tmp, "study")
-	writeFile(t, filepath.Join(tmp, "h.txt"), "The trapezoid rule on x^2 converges at second order.\n")
-	writeFile(t, filepath.Join(tmp, "i.txt"), "Run the trapz capability.\n")
 
 	bad := sj(t, "", "study", "--campaign", filepath.Join(tmp, "bad"), "--hypothesis-file", filepath.Join(tmp, "h.txt"),
 		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
@@ -59,23 +72,9 @@ func TestCapability(t *testing.T) {
 		t.Fatalf("a missing capabilities folder must be refused with exit 2:\n%s", bad)
 	}
 
-	sup := start(t, "study", "--campaign", dir, "--hypothesis-file", filepath.Join(tmp, "h.txt"),
-		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
-		"--execution-backend", "bubblewrap", "--capabilities", capDir, "--wall-seconds", "120", "--turn-seconds", "30", "--batch")
-	waitFor(t, 10*time.Second, "the study's research folder", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "research"))
-		return err == nil
-	})
-	writeFile(t, filepath.Join(dir, "research", "plan.txt"), "1000\n")
-	first := waitCapability(t, dir, "1000", "succeeded")
-	out, err := os.ReadFile(filepath.Join(first.ArtifactDir, "out.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(string(out))
-	est, _ := strconv.ParseFloat(fields[1], 64)
-	if len(fields) != 3 || est < 0.3333 || est > 0.3334 || first.IsolationBackend != "bubblewrap" || first.CapabilitySHA256 == "" {
-		t.Fatalf("capability result %q, receipt %+v", out, first)
+	sup, first := startTrapzStudy(t, nil, dir, capDir, agentPath)
+	if first.IsolationBackend != "bubblewrap" || first.CapabilitySHA256 == "" {
+		t.Fatalf("capability receipt %+v", first)
 	}
 
 	// One changed byte in the runtime: the next capability run refuses.
@@ -99,6 +98,36 @@ func TestCapability(t *testing.T) {
 	if res := sup.wait(t, 10*time.Second); res.code != 0 {
 		t.Fatalf("supervisor:\n%s", res)
 	}
+}
+
+// startTrapzStudy starts a study in dir whose agent runs trapz 1000 (with
+// extra study flags and envv in its environment), waits for that
+// experiment to succeed and checks its estimate.
+func startTrapzStudy(t *testing.T, envv []string, dir, capDir, agentPath string, extra ...string) (*bg, capReceipt) {
+	t.Helper()
+	tmp := filepath.Dir(agentPath)
+	args := append([]string{"study", "--campaign", dir, "--hypothesis-file", filepath.Join(tmp, "h.txt"),
+		"--instructions-file", filepath.Join(tmp, "i.txt"), "--backend", "command", "--executable", agentPath,
+		"--execution-backend", "bubblewrap", "--capabilities", capDir, "--wall-seconds", "120", "--turn-seconds", "30", "--batch"}, extra...)
+	sup := startEnv(t, envv, args...)
+	waitFor(t, 10*time.Second, "the study's research folder", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "research"))
+		return err == nil
+	})
+	writeFile(t, filepath.Join(dir, "research", "plan.txt"), "1000\n")
+	r := waitCapability(t, dir, "1000", "succeeded")
+	out, err := os.ReadFile(filepath.Join(r.ArtifactDir, "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) != 3 {
+		t.Fatalf("trapz output %q", out)
+	}
+	if est, _ := strconv.ParseFloat(fields[1], 64); est < 0.3333 || est > 0.3334 {
+		t.Fatalf("trapz estimate %q, receipt %+v", out, r)
+	}
+	return sup, r
 }
 
 func waitCapability(t *testing.T, dir, n, want string) capReceipt {

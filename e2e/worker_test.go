@@ -142,6 +142,7 @@ func TestWorkerRootLoginDropsToRunAs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("prepare did not create the run-as account: %v", err)
 	}
+	checkCapabilityShippedAs(t, s, "rw", root, u.Uid)
 	c := newCampaign(t, "busy", "e2e-seconds: 20")
 	reapMarker(t, c.marker)
 	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "rw")...)

@@ -1,16 +1,12 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -18,7 +14,7 @@ import (
 
 // CapabilityRoot is where a capability's runtime appears inside the sandbox:
 // CapabilityRoot/<name>. The cooperative backends translate it to the host path.
-const CapabilityRoot = "/opt/simjecture-capabilities"
+const CapabilityRoot = sandbox.CapabilityRoot
 
 // Capability is a manifest <name>.json in the capabilities folder: a runtime
 // folder on the host, the executable inside it, environment variables (which
@@ -101,16 +97,15 @@ func loadCapability(path string) (Capability, string, error) {
 	if err := checkCapability(c); err != nil {
 		return c, "", bad("%v", err)
 	}
-	runtimeSHA, err := DirectoryHash(c.Runtime)
+	runtimeSHA, err := sandbox.DirectoryHash(c.Runtime)
 	if err != nil {
 		return c, "", bad("%v", err)
 	}
-	return c, hex.EncodeToString(sha256Of(canonicalJSON(map[string]any{"manifest": c, "runtime_sha256": runtimeSHA}))), nil
-}
-
-func sha256Of(b []byte) []byte {
-	sum := sha256.Sum256(b)
-	return sum[:]
+	sum, err := sandbox.CapabilityHash(canonicalJSON(c), runtimeSHA)
+	if err != nil {
+		return c, "", bad("%v", err)
+	}
+	return c, sum, nil
 }
 
 func checkCapability(c Capability) error {
@@ -153,41 +148,6 @@ func reservedPath(p string) bool {
 	return p == "/"
 }
 
-// DirectoryHash is the sha256 of "simjecture-directory-v1\n" followed by
-// one "path\0bytes\0sha256\n" line per regular file, sorted by path. A
-// symlink or special file inside the folder is an error.
-func DirectoryHash(dir string) (string, error) {
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s inside the runtime is not a regular file (symlinks are refused)", rel)
-		}
-		sum, size, err := hashFile(p)
-		if err != nil {
-			return err
-		}
-		lines = append(lines, fmt.Sprintf("%s\x00%d\x00%s\n", filepath.ToSlash(rel), size, sum))
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("hash runtime %s: %w", dir, err)
-	}
-	sort.Strings(lines)
-	h := sha256.New()
-	h.Write([]byte("simjecture-directory-v1\n"))
-	for _, l := range lines {
-		h.Write([]byte(l))
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // capabilitySpec fills a sandbox spec for a capability experiment after
 // checking that the runtime is the one frozen with the study.
 func capabilitySpec(k Contract, r Receipt, spec *sandbox.Spec) error {
@@ -202,6 +162,7 @@ func capabilitySpec(k Contract, r Receipt, spec *sandbox.Spec) error {
 	root := CapabilityRoot + "/" + c.Name
 	spec.Command = append([]string{root + "/" + filepath.ToSlash(filepath.Clean(c.Executable))}, r.Args...)
 	spec.ReadOnly = append(spec.ReadOnly, sandbox.Mount{Host: c.Runtime, Virtual: root})
+	spec.Capability = &sandbox.CapabilityRef{Name: c.Name, Hash: hashes[c.Name]}
 	for _, m := range c.ReadOnlyMounts {
 		spec.ReadOnly = append(spec.ReadOnly, sandbox.Mount{Host: m.Host, Virtual: m.Path})
 	}

@@ -136,7 +136,12 @@ func (e *executor) admit(ctx context.Context, r Receipt) bool {
 		return false
 	}
 	for _, s := range e.slots() {
-		if !s.fits(r.Resources) || !s.hasCapability(e.k, r) {
+		if !s.fits(r.Resources) {
+			continue
+		}
+		if ok, wait := s.capabilityFit(ctx, e.k, r); wait {
+			return false // its first report of its capabilities decides
+		} else if !ok {
 			continue
 		}
 		switch reach := s.reachable(ctx); {

@@ -184,3 +184,36 @@ func TestJobIDIsStablePerStudy(t *testing.T) {
 		t.Errorf("job ids %q %q", a, b)
 	}
 }
+
+// TestCapabilityPlacementWaitsForFirstReport: a worker ahead of this host
+// in the pool that has not reported its capabilities yet is not passed
+// over while it connects (its report decides), but is once it cannot be
+// reached.
+func TestCapabilityPlacementWaitsForFirstReport(t *testing.T) {
+	t.Parallel()
+	frozen := Contract{CapabilityHashes: map[string]string{"solver": "h1"}}
+	cases := []struct {
+		name  string
+		reach error
+		want  string
+	}{
+		{"connecting: waits", fmt.Errorf("w1: %w", machine.ErrConnecting), ""},
+		{"unreachable: this host", fmt.Errorf("w1: %w", machine.ErrUnreachable), "local"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &capMachine{fakeMachine: fakeMachine{id: "w1", reach: tc.reach}}
+			remote := &slot{id: "w1", m: w, cpus: 2, memMB: 1024}
+			local := &slot{id: "local", cpus: 4, caps: map[string]string{"solver": "h1"}, capsKnown: true}
+			e := &executor{k: frozen, pool: []*slot{remote, local}, running: map[string]*runningExp{}}
+			r := Receipt{ID: "exp_1", Capability: "solver", Resources: Resources{CPUs: 1, MemoryMB: 512}}
+			got := ""
+			if e.admit(context.Background(), r) {
+				got = e.running[r.ID].slot.id
+			}
+			if got != tc.want {
+				t.Errorf("admitted to %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,6 +53,21 @@ func (s *slot) hasCapability(k Contract, r Receipt) bool {
 	caps, _ := s.capabilities()
 	want, frozen := k.CapabilityHashes[r.Capability]
 	return frozen && caps[r.Capability] == want
+}
+
+// capabilityFit says whether admission may place r on s (ok), or must wait
+// for s's first report of its capabilities (wait): a worker not reached yet
+// may have r's capability, so placement does not pass it over for the next
+// machine; one that cannot be reached is passed over.
+func (s *slot) capabilityFit(ctx context.Context, k Contract, r Receipt) (ok, wait bool) {
+	if s.hasCapability(k, r) {
+		return true, false
+	}
+	if _, known := s.capabilities(); known {
+		return false, false
+	}
+	reach := s.reachable(ctx)
+	return false, reach == nil || errors.Is(reach, machine.ErrConnecting)
 }
 
 // capabilityRefusal is why no machine of the pool can ever run r's

@@ -45,6 +45,7 @@ type Spec struct {
 	MaxFileBytes   int64             // RLIMIT_FSIZE and the largest collected output
 	WorkspaceBytes int64             // the whole work folder may hold at most this much
 	ReadOnly       []Mount           // host folders shown read-only (e.g. capability runtimes)
+	Capability     *CapabilityRef    // the capability whose runtime ReadOnly shows, if any (for a worker)
 	// Usage, when set, receives the run's live figures about every
 	// UsageEvery while it runs, on a goroutine of the runner's client: it
 	// must return quickly and not call Run.

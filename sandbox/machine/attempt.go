@@ -107,6 +107,12 @@ func (a *attempt) upload(ctx context.Context, s *session, b blobState) error {
 			path = f.HostPath
 		}
 	}
+	return putBlob(ctx, s, path, b)
+}
+
+// putBlob streams the file at path as blob b.SHA256 from the offset the
+// worker already holds, and waits for the worker's hash check.
+func putBlob(ctx context.Context, s *session, path string, b blobState) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("input %s: %w", b.SHA256, err)
@@ -122,13 +128,13 @@ func (a *attempt) upload(ctx context.Context, s *session, b blobState) error {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != b.SHA256 {
-		return fmt.Errorf("sealed input changed: it hashes to %s, recorded %s", got, b.SHA256)
+		return fmt.Errorf("%s changed as it was sent: it hashes to %s, recorded %s", path, got, b.SHA256)
 	}
 	reply, err := s.next(context.WithoutCancel(ctx), ch)
 	if err != nil {
 		return err
 	}
-	return decodeReply(a.m.p.ID, opPut, reply, nil)
+	return decodeReply(s.t.p.ID, opPut, reply, nil)
 }
 
 func sendChunks(s *session, seq uint64, f io.Reader, h io.Writer, args putArgs) error {

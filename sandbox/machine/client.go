@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -151,8 +152,14 @@ func jobRequest(job string, backend sandbox.Backend, s sandbox.Spec) (JobRequest
 	req := JobRequest{ID: job, Backend: backend, Command: s.Command, Env: s.Env, Outputs: s.Outputs,
 		TimeoutSeconds: s.Timeout.Seconds(), CPUs: s.CPUs, MemoryBytes: s.MemoryBytes,
 		MaxFileBytes: s.MaxFileBytes, WorkspaceBytes: s.WorkspaceBytes}
-	if len(s.ReadOnly) > 0 {
-		return req, fmt.Errorf("capabilities with read-only runtimes run only on this host, not on a worker: %w", ErrRefused)
+	ro := s.ReadOnly
+	if c := s.Capability; c != nil {
+		ref := *c
+		req.Capability = &ref
+		ro = slices.DeleteFunc(slices.Clone(ro), func(m sandbox.Mount) bool { return m.Virtual == sandbox.CapabilityRoot+"/"+c.Name })
+	}
+	if len(ro) > 0 { // host folders a worker does not have: never shipped
+		return req, fmt.Errorf("capabilities with extra read-only mounts run only on this host, not on a worker: %w", ErrRefused)
 	}
 	for _, f := range s.Sealed {
 		info, err := os.Stat(f.HostPath)

@@ -27,6 +27,8 @@ type daemon struct {
 	self  string
 	log   *slog.Logger
 
+	capMu sync.Mutex // held while ROOT/capabilities is read or changed
+
 	mu       sync.Mutex
 	sessions int
 	jobs     map[string]*job
@@ -198,6 +200,8 @@ func (d *daemon) handle(ctx context.Context, w *frameWriter, f frame) {
 		res, err = d.cancel(f)
 	case opRelease:
 		res, err = d.release(f)
+	case opCapability:
+		res, err = d.installCapability(f)
 	case opFetch:
 		err = d.fetch(w, f)
 		if err == nil {

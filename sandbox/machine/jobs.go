@@ -99,7 +99,7 @@ func (d *daemon) hello(ctx context.Context, f frame) (helloReply, error) {
 	host, _ := os.Hostname()
 	sum, _ := selfSHA256()
 	return helloReply{Protocol: Protocol, Host: host, UID: os.Geteuid(), Clock: time.Now().UTC(),
-		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum, Capabilities: map[string]string{}}, nil
+		Backend: d.probe(ctx, a.Backend), CPUs: runtime.NumCPU(), BinarySHA: sum, Capabilities: d.capabilities()}, nil
 }
 
 func (d *daemon) create(f frame) (createReply, error) {
@@ -206,9 +206,12 @@ func (d *daemon) start(f frame) (JobState, error) {
 func (j *job) run(ctx context.Context) {
 	defer close(j.done)
 	defer j.stop()
-	spec := j.d.spec(j)
-	spec.Usage = j.setUsage
-	res, err := sandbox.Run(ctx, spec)
+	spec, err := j.d.spec(j)
+	var res sandbox.Result
+	if err == nil {
+		spec.Usage = j.setUsage
+		res, err = sandbox.Run(ctx, spec)
+	}
 	files := manifest(filepath.Join(j.dir, "artifacts"))
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -226,8 +229,18 @@ func (j *job) run(ctx context.Context) {
 	}
 }
 
-func (d *daemon) spec(j *job) sandbox.Spec {
+// spec is the sandbox spec of j on this worker: its inputs are the blobs,
+// its capability's runtime the worker's own shipped copy (re-checked).
+func (d *daemon) spec(j *job) (sandbox.Spec, error) {
 	r := j.req
+	var ro []sandbox.Mount
+	if r.Capability != nil {
+		dir, err := d.runtimeFor(*r.Capability)
+		if err != nil {
+			return sandbox.Spec{}, err
+		}
+		ro = []sandbox.Mount{{Host: dir, Virtual: sandbox.CapabilityRoot + "/" + r.Capability.Name}}
+	}
 	sealed := make([]sandbox.SealedFile, 0, len(r.Inputs))
 	for _, in := range r.Inputs {
 		sealed = append(sealed, sandbox.SealedFile{Rel: in.Rel, HostPath: d.blobPath(in.SHA256), SHA256: in.SHA256})
@@ -237,7 +250,8 @@ func (d *daemon) spec(j *job) sandbox.Spec {
 		ArtifactDir: filepath.Join(j.dir, "artifacts"), Sealed: sealed, Command: r.Command, Env: r.Env,
 		Outputs: r.Outputs, Timeout: time.Duration(r.TimeoutSeconds * float64(time.Second)), CPUs: r.CPUs,
 		MemoryBytes: r.MemoryBytes, MaxFileBytes: r.MaxFileBytes, WorkspaceBytes: r.WorkspaceBytes,
-	}
+		ReadOnly: ro, Capability: r.Capability,
+	}, nil
 }
 
 // manifest hashes every file of an artifact folder.

@@ -88,15 +88,16 @@ func shipBinary(ctx context.Context, t sshTarget, self string, log func(string))
 }
 
 // provision creates the run-as system account (no login shell, home under
-// ROOT), gives it ROOT/state, and installs Bubblewrap and PRoot with apt.
+// ROOT), gives it ROOT/state and ROOT/capabilities (where its daemon
+// installs shipped capabilities), and installs Bubblewrap and PRoot with apt.
 func provision(ctx context.Context, t sshTarget, log func(string)) error {
 	u, root := quote(t.p.RunAs), quote(t.p.Root)
 	// useradd is retried while another administrator holds the account database's lock (exit 10).
 	script := fmt.Sprintf(`set -e; n=0; until id -u %[1]s >/dev/null 2>&1; do `+
 		`rc=0; useradd --system --shell /usr/sbin/nologin --home-dir %[2]s/home --create-home %[1]s || rc=$?; `+
 		`if [ $rc -eq 0 ]; then echo "created account %[3]s"; elif [ $rc -ne 10 ] || [ $n -ge 50 ]; then exit $rc; else n=$((n+1)); sleep 0.2; fi; done; `+
-		`mkdir -p %[2]s/state %[2]s/home; chown root:root %[2]s %[2]s/bin; chmod 0755 %[2]s %[2]s/bin; `+
-		`chown %[1]s: %[2]s/state %[2]s/home; chmod 0700 %[2]s/state; `+
+		`mkdir -p %[2]s/state %[2]s/home %[2]s/capabilities; chown root:root %[2]s %[2]s/bin; chmod 0755 %[2]s %[2]s/bin; `+
+		`chown %[1]s: %[2]s/state %[2]s/home %[2]s/capabilities; chmod 0700 %[2]s/state %[2]s/capabilities; `+
 		`need=; command -v bwrap >/dev/null || need="$need bubblewrap"; command -v proot >/dev/null || need="$need proot"; `+
 		`if [ -n "$need" ]; then echo "installing$need"; DEBIAN_FRONTEND=noninteractive apt-get install -y -q $need >/dev/null; fi; echo provisioned`,
 		u, root, t.p.RunAs)

@@ -137,7 +137,7 @@ func TestKindTableWired(t *testing.T) {
 	var kinds []Kind
 	for _, k := range Kinds() {
 		kinds = append(kinds, k.Kind)
-		if k.Summary == "" || k.Check == nil || k.Open == nil || k.Prepare == nil || k.Probe == nil || k.State == nil {
+		if k.Summary == "" || k.Check == nil || k.Open == nil || k.Prepare == nil || k.Probe == nil || k.State == nil || k.Ship == nil {
 			t.Errorf("row %s is not fully wired: %+v", k.Kind, k)
 			continue
 		}

@@ -81,6 +81,10 @@ type KindInfo struct {
 	Probe func(ctx context.Context, p Profile, o Options) (CheckReport, error)
 	// State is doctor's line about the worker: it connects, runs nothing.
 	State func(ctx context.Context, p Profile, o Options) (string, bool)
+	// Ship ships capabilities to the worker (`worker prepare
+	// --capabilities`), writing one line per capability to log; with none
+	// it ships nothing and refuses only a kind that cannot take them.
+	Ship func(ctx context.Context, p Profile, o Options, caps []Capability, log func(string)) error
 }
 
 // kindTable is every kind of machine. Adding one is a row here plus its own
@@ -90,15 +94,15 @@ var kindTable = []KindInfo{
 		Kind: KindLocal, Summary: "this host",
 		Check: checkLocal, Open: openLocal,
 		Prepare: func(context.Context, Profile, Options, func(string)) error { return nil },
-		Probe:   probeLocal, State: stateLocal,
+		Probe:   probeLocal, State: stateLocal, Ship: shipLocal,
 	},
 	{
 		Kind: KindSSH, Summary: "a machine reached with the system OpenSSH client", Remote: true,
-		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH, State: stateSSH,
+		Check: checkCommon, Open: openSSH, Prepare: prepareSSH, Probe: probeSSH, State: stateSSH, Ship: shipSSH,
 	},
 	{
 		Kind: KindSlurm, Summary: "a Slurm cluster: one experiment, one batch job", Remote: true,
-		Check: checkSlurm, Open: openSlurm, Prepare: prepareSlurm, Probe: probeSlurm, State: stateSlurm,
+		Check: checkSlurm, Open: openSlurm, Prepare: prepareSlurm, Probe: probeSlurm, State: stateSlurm, Ship: shipSlurm,
 	},
 }
 

@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"encoding/json"
+	"os"
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -16,7 +18,10 @@ const (
 	opStatus = "status" // jobArgs → JobState
 	opCancel = "cancel" // cancelArgs → JobState
 	opFetch  = "fetch"  // fetchArgs → data frames, the last with fetchReply
-	opReply  = "reply"
+	// opCapability installs a capability under ROOT/capabilities from blobs
+	// already put: capabilityArgs → capabilityReply (capabilities.go).
+	opCapability = "capability"
+	opReply      = "reply"
 )
 
 // Job statuses on the worker.
@@ -42,9 +47,10 @@ type helloReply struct {
 	CPUs      int            `json:"cpus"`
 	BinarySHA string         `json:"binary_sha256"`
 	// Capabilities are the capability manifests the worker can run, by
-	// name, with their hashes. Protocol 1 ships no capabilities to a
-	// worker, so a daemon reports none; the coordinator places a capability
-	// experiment only where the hash matches (engine/poolcaps.go).
+	// name, with their hashes: those shipped by `worker prepare
+	// --capabilities` whose runtime still hashes as shipped. The
+	// coordinator places a capability experiment only where the hash
+	// matches (engine/poolcaps.go).
 	Capabilities map[string]string `json:"capabilities"`
 }
 
@@ -68,6 +74,39 @@ type JobRequest struct {
 	MemoryBytes    int64             `json:"memory_bytes"`
 	MaxFileBytes   int64             `json:"max_file_bytes"`
 	WorkspaceBytes int64             `json:"workspace_bytes"`
+	// Capability is the shipped capability the job runs (its runtime
+	// shown read-only at sandbox.CapabilityRoot/NAME from the worker's own
+	// copy); nil for a job without one.
+	Capability *sandbox.CapabilityRef `json:"capability,omitempty"`
+}
+
+// capabilityArgs ship one capability: its manifest as hashed and the files
+// of its runtime, each already put as a blob.
+type capabilityArgs struct {
+	Name     string          `json:"name"`
+	Hash     string          `json:"hash"`
+	Manifest json.RawMessage `json:"manifest"`
+	Files    []capFile       `json:"files"`
+}
+
+// capFile is one file of a capability's runtime.
+type capFile struct {
+	Rel    string      `json:"rel"`
+	SHA256 string      `json:"sha256"`
+	Bytes  int64       `json:"bytes"`
+	Mode   os.FileMode `json:"mode"`
+}
+
+// Outcomes of opCapability.
+const (
+	capPresent   = "present"   // installed already with that hash: nothing copied
+	capMissing   = "missing"   // put Missing, then ask again
+	capInstalled = "installed" // made from the blobs and hash-checked
+)
+
+type capabilityReply struct {
+	Status  string      `json:"status"`
+	Missing []blobState `json:"missing,omitempty"`
 }
 
 type createReply struct {
