@@ -3,6 +3,8 @@ package sandbox
 import (
 	"runtime"
 	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,12 +25,14 @@ func TestTreeCPULimit(t *testing.T) {
 			continue // the same tree as bubblewrap-root
 		}
 		t.Run(bc.name, func(t *testing.T) {
+			requireTwoFreeCores(t)
 			e := experiment{backend: bc.backend, asNobody: bc.asNobody, command: []string{"sh", "-c", busy}, timeout: 6 * time.Second}
 			res, _, err := e.run(t)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.LimitExceeded != LimitCPUTime || res.TimedOut {
+				requireTwoFreeCores(t) // the host may have become busy during the run
 				t.Errorf("limit %q, timed out %v, wall %.2f s; want cpu_time before the 6 s wall limit", res.LimitExceeded, res.TimedOut, res.WallSeconds)
 			}
 		})
@@ -57,4 +61,39 @@ func TestExitStatusIsNotALimit(t *testing.T) {
 			})
 		}
 	}
+}
+
+// requireTwoFreeCores skips the test when two busy threads of this process
+// get less than 1.4 cores over 300 ms: three busy processes could then not
+// use their 7 s of CPU before the 6 s wall limit, and the test would
+// measure the host's load, not the limit.
+func requireTwoFreeCores(t *testing.T) {
+	t.Helper()
+	if got := cpuCapacity(2, 300*time.Millisecond); got < 1.4 {
+		t.Skipf("the host is busy: two busy threads got %.2f cores (need 1.4 to reach the CPU limit before the wall limit)", got)
+	}
+}
+
+// cpuCapacity is how many cores n busy goroutines got over d (this
+// process's CPU time over the wall time).
+func cpuCapacity(n int, d time.Duration) float64 {
+	before := processCPU()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for time.Since(start) < d {
+			}
+		})
+	}
+	wg.Wait()
+	return (processCPU() - before).Seconds() / time.Since(start).Seconds()
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
