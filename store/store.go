@@ -157,3 +157,14 @@ func notFound(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// Blank reports whether the store holds no study row and no event: a store
+// whose study was never recorded.
+func (s *Store) Blank(ctx context.Context) (bool, error) {
+	var n int64
+	err := s.r.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM study) + (SELECT count(*) FROM events)").Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("count study rows and events: %w", err)
+	}
+	return n == 0, nil
+}
