@@ -87,6 +87,9 @@ func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
 		return nil, c.NoStudy(ctx)
 	}
 	s, err := store.OpenExisting(ctx, c.DB())
+	if errors.Is(err, store.ErrNoStudy) {
+		return nil, fmt.Errorf("%s holds no simjecture study: %w: %w", c.Dir, err, ErrInvalid)
+	}
 	if err != nil {
 		return nil, c.openFailed(err)
 	}

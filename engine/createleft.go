@@ -68,7 +68,7 @@ func (c Campaign) leftovers(ctx context.Context) ([]string, bool, error) {
 	if !c.Exists() {
 		return found, true, nil
 	}
-	blank, err := blankStore(ctx, c.DB())
+	blank, err := store.IsBlank(ctx, c.DB())
 	return found, blank, err
 }
 
@@ -125,18 +125,6 @@ func plainTree(dir string) bool {
 		return nil
 	})
 	return err == nil
-}
-
-// blankStore reports whether the store at path holds no study row and no
-// event: what a creation killed between making the store and recording
-// the study left before creations wrote a temporary store.
-func blankStore(ctx context.Context, path string) (bool, error) {
-	s, err := store.OpenExisting(ctx, path)
-	if err != nil {
-		return false, err
-	}
-	defer s.Close()
-	return s.Blank(ctx)
 }
 
 // clearLeftovers removes the leftovers of an interrupted creation, found

@@ -58,10 +58,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// OpenExisting opens a database that must already exist.
+// OpenExisting opens a database that must already exist: an empty file or
+// a SQLite database (SQLite would make any other file one).
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoStudy)
+	}
+	if ok, err := isSQLite(path); err != nil || !ok {
+		return nil, errors.Join(fmt.Errorf("%s is not a SQLite database: %w", path, ErrNoStudy), err)
 	}
 	return Open(ctx, path)
 }
@@ -158,13 +162,3 @@ func notFound(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Blank reports whether the store holds no study row and no event: a store
-// whose study was never recorded.
-func (s *Store) Blank(ctx context.Context) (bool, error) {
-	var n int64
-	err := s.r.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM study) + (SELECT count(*) FROM events)").Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("count study rows and events: %w", err)
-	}
-	return n == 0, nil
-}
