@@ -184,11 +184,6 @@ func checkResume(t *testing.T, k killStudy) {
 	}
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
 // runProc is one live process of a study.
 type runProc struct {
 	pid                   int

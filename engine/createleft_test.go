@@ -220,7 +220,7 @@ func checkCreated(t *testing.T, c Campaign) {
 	if b, _ := os.ReadFile(filepath.Join(c.Operator(), "hypothesis.txt")); string(b) != "new text" {
 		t.Errorf("hypothesis.txt = %q, want the new study's", b)
 	}
-	for _, rel := range []string{tempStoreName, tempStoreName + "-journal", "operator/continuation", "research/inherited"} {
+	for _, rel := range []string{tempStoreName, tempStoreName + "-journal", tempStoreName + "-wal", tempStoreName + "-shm", "operator/continuation", "research/inherited"} {
 		if _, err := os.Lstat(filepath.Join(c.Dir, rel)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is left after the creation (%v)", rel, err)
 		}

@@ -161,4 +161,3 @@ func notFound(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
-
