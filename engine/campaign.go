@@ -93,11 +93,10 @@ func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, c.openFailed(err)
 	}
-	if blank, err := s.Blank(ctx); err != nil || blank {
+	// A store that recorded nothing is an interrupted creation; one that
+	// cannot say (a malformed store) is left to its readers (verify).
+	if blank, err := s.Blank(ctx); err == nil && blank {
 		_ = s.Close()
-		if err != nil {
-			return nil, err
-		}
 		return nil, c.NoStudy(ctx)
 	}
 	return s, nil
