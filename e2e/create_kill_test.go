@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,4 +143,55 @@ func names(entries []os.DirEntry) string {
 		out = append(out, e.Name())
 	}
 	return "[" + strings.Join(out, " ") + "]"
+}
+
+// oldHalfCreated makes, with python3's sqlite3 and the store's own
+// migrations, the store a creation before the temporary store left when
+// killed between making its store and recording the study.
+const oldHalfCreated = `
+import glob, os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA journal_mode=WAL")
+names = sorted(glob.glob(os.path.join(sys.argv[2], "*.sql")))
+for n in names:
+    db.executescript(open(n).read())
+db.execute("PRAGMA user_version = %d" % len(names))
+db.commit()
+db.close()
+`
+
+// TestStudyOverAnOldHalfCreatedFolder: a folder an older binary left when
+// killed after making its store and before recording the study (folders,
+// operator files, a migrated store with no study row and no event) is an
+// interrupted creation to status, verify and resume (exit 2, one line),
+// and `study` creates the study in it, which verify then passes.
+func TestStudyOverAnOldHalfCreatedFolder(t *testing.T) {
+	k := newKillStudy(t)
+	for _, d := range []string{"operator", "research", "experiments", "supervisor"} {
+		if err := os.MkdirAll(filepath.Join(k.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(k.dir, "operator", "hypothesis.txt"), "an older hypothesis\n")
+	writeFile(t, filepath.Join(k.dir, ".simjecture.lock"), "")
+	migrations, err := filepath.Abs(filepath.Join("..", "store", "migrations"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("python3", "-c", oldHalfCreated, filepath.Join(k.dir, "simjecture.db"), migrations).CombinedOutput(); err != nil {
+		t.Fatalf("python3's sqlite3: %v\n%s", err, out)
+	}
+	for _, cmd := range [][]string{{"status", "--campaign", k.dir}, {"verify", "--campaign", k.dir}, {"resume", "--campaign", k.dir, "--batch"}} {
+		if r := sj(t, "", cmd...); !saysNoStudy(r) || !strings.Contains(r.stderr, noStudyLines[1]) {
+			t.Errorf("%s of an old half-created folder: want exit 2 saying the creation was interrupted, got %s", cmd[0], r)
+		}
+	}
+	writeFile(t, filepath.Join(filepath.Dir(k.exe), "stop"), "")
+	if r := sj(t, "", k.args()...); r.code != 0 {
+		t.Fatalf("study over an old half-created folder: want exit 0, got %s", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(k.dir, "operator", "hypothesis.txt")); !strings.Contains(string(b), "killed supervisor") {
+		t.Errorf("operator/hypothesis.txt = %q, want the new study's", b)
+	}
+	checkVerify(t, k.dir, 0)
 }
