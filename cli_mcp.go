@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -24,7 +23,7 @@ func cmdMCP(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	if !c.Exists() {
-		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
+		return fail(io, c.NoStudy(ctx))
 	}
 	lab, err := engine.OpenLab(ctx, c, runtime.NumCPU(), memoryMB())
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/simjecture/simjecture/engine"
 )
@@ -21,7 +20,7 @@ func cmdResume(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	if !c.Exists() {
-		return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
+		return fail(io, c.NoStudy(ctx))
 	}
 	return supervise(ctx, c, *batch, *jsonl, io)
 }

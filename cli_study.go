@@ -67,10 +67,14 @@ func cmdStudy(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	if c.Exists() {
-		if err := checkResumeFlags(ctx, c, f); err != nil {
-			return fail(io, ownedOr(c, err))
+		// A store without its study is an interrupted creation: create it.
+		err := checkResumeFlags(ctx, c, f)
+		if !errors.Is(err, engine.ErrCreationInterrupted) {
+			if err != nil {
+				return fail(io, ownedOr(c, err))
+			}
+			return supervise(ctx, c, f.batch, f.jsonl, io)
 		}
-		return supervise(ctx, c, f.batch, f.jsonl, io)
 	}
 	_, lock, err := engine.CreateStudyLocked(ctx, c, f.req, sandbox.Select)
 	if err != nil {
@@ -159,12 +163,13 @@ func isFolder(p string) error {
 // checkResumeFlags refuses any given flag (on the command line or through
 // its variable) that differs from the frozen contract, naming the field.
 func checkResumeFlags(ctx context.Context, c engine.Campaign, f *studyFlags) error {
-	if f.fs.Changed("continue-from") || f.fs.Changed("inherit-file") {
-		return fmt.Errorf("--continue-from starts a new study, and %s already holds one; choose a new folder: %w", c.Dir, engine.ErrInvalid)
-	}
 	s, err := c.Open(ctx)
 	if err != nil {
 		return err
+	}
+	if f.fs.Changed("continue-from") || f.fs.Changed("inherit-file") {
+		_ = s.Close()
+		return fmt.Errorf("--continue-from starts a new study, and %s already holds one; choose a new folder: %w", c.Dir, engine.ErrInvalid)
 	}
 	k, err := engine.LoadContract(ctx, s)
 	_ = s.Close()

@@ -35,7 +35,7 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 			return fail(io, err)
 		}
 		if !c.Exists() {
-			return fail(io, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, engine.ErrInvalid))
+			return fail(io, c.NoStudy(ctx))
 		}
 		opt.Campaign = c.Dir
 	}

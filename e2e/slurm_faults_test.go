@@ -27,7 +27,7 @@ func startSlurmStudy(t *testing.T, envv []string, wall int) slurmStudy {
 	sup := startWith(t, envv, camp.args(wall, 120, "--worker", "hpc")...)
 	s := slurmStudy{camp: camp, sup: sup, envv: envv}
 	waitFor(t, 30*time.Second, "the study to exist", func() bool {
-		_, err := os.Stat(filepath.Join(camp.dir, "research"))
+		_, err := os.Stat(filepath.Join(camp.dir, "simjecture.db")) // renamed into place whole (docs/campaign.md)
 		return err == nil
 	})
 	writeFile(t, filepath.Join(camp.dir, "research", "long.sh"), "sleep 300\n")

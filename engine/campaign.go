@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/simjecture/simjecture/sandbox"
 	"github.com/simjecture/simjecture/store"
@@ -85,11 +84,20 @@ func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	if !c.Exists() {
-		return nil, fmt.Errorf("%s holds no simjecture study: %w", c.Dir, ErrInvalid)
+		return nil, c.NoStudy(ctx)
 	}
 	s, err := store.OpenExisting(ctx, c.DB())
+	if errors.Is(err, store.ErrNoStudy) {
+		return nil, fmt.Errorf("%s holds no simjecture study: %w: %w", c.Dir, err, ErrInvalid)
+	}
 	if err != nil {
 		return nil, c.openFailed(err)
+	}
+	// A store that recorded nothing is an interrupted creation; one that
+	// cannot say (a malformed store) is left to its readers (verify).
+	if blank, err := s.Blank(ctx); err == nil && blank {
+		_ = s.Close()
+		return nil, c.NoStudy(ctx)
 	}
 	return s, nil
 }
@@ -114,8 +122,10 @@ func LoadContract(ctx context.Context, s *store.Store) (Contract, error) {
 }
 
 // checkNewCampaignDir refuses a path that is a file, a folder that already
-// holds a study, or a non-empty folder.
-func checkNewCampaignDir(dir string) error {
+// holds a study, or a non-empty folder that holds anything but the
+// leftovers of an interrupted creation (which the creation removes under
+// the lock).
+func checkNewCampaignDir(ctx context.Context, dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -126,19 +136,20 @@ func checkNewCampaignDir(dir string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("campaign %s is a file, not a folder: %w", dir, ErrInvalid)
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if _, err := os.ReadDir(dir); err != nil {
 		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))
 	}
 	// A lone lock file is another creation between opening the lock file
 	// and taking the lock: the lock decides between the two, not this check.
-	lock := filepath.Base(Campaign{Dir: dir}.LockFile())
-	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == lock })
-	if len(entries) > 0 && (Campaign{Dir: dir}).Exists() {
+	c := Campaign{Dir: dir}
+	_, left, err := c.leftovers(ctx)
+	switch {
+	case err == nil && left:
+		return nil
+	case c.Exists():
 		return fmt.Errorf("campaign %s already holds a study: open it, or choose another folder: %w", dir, ErrInvalid)
+	case err != nil:
+		return err
 	}
-	if len(entries) > 0 {
-		return fmt.Errorf("campaign %s is a non-empty folder that holds no study: %w", dir, ErrInvalid)
-	}
-	return nil
+	return fmt.Errorf("campaign %s is a non-empty folder that holds no study: %w", dir, ErrInvalid)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func TestCheckNewCampaignDirSaysWhatIsThere(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "c")
 			tc.setup(t, dir)
-			err := checkNewCampaignDir(dir)
+			err := checkNewCampaignDir(context.Background(), dir)
 			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("checkNewCampaignDir = %v, want %q", err, tc.want)
 			}
@@ -52,13 +53,13 @@ func TestLoneLockFileIsNoStudy(t *testing.T) {
 	if err := os.WriteFile(c.LockFile(), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkNewCampaignDir(c.Dir); err != nil {
+	if err := checkNewCampaignDir(context.Background(), c.Dir); err != nil {
 		t.Errorf("a folder with only the lock file: %v, want no error", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, "notes.txt"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkNewCampaignDir(c.Dir); err == nil {
+	if err := checkNewCampaignDir(context.Background(), c.Dir); err == nil {
 		t.Error("a folder with another file is accepted for a new study")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/simjecture/simjecture/store"
 )
 
 // createLocked writes a new study in c under the campaign lock and returns
@@ -27,7 +29,7 @@ func createLocked(ctx context.Context, c Campaign, ns newStudy) (*Lock, error) {
 		}
 		return nil, err
 	}
-	if err := checkLockedDir(c); err != nil {
+	if err := checkLockedDir(ctx, c); err != nil {
 		_ = lock.Release()
 		return nil, err
 	}
@@ -41,8 +43,8 @@ func createLocked(ctx context.Context, c Campaign, ns newStudy) (*Lock, error) {
 // checkNewCampaign is checkNewCampaignDir, told apart when the folder is
 // not empty because another process is creating or running a study in it
 // (it holds the lock), or has created one meanwhile.
-func checkNewCampaign(c Campaign) error {
-	err := checkNewCampaignDir(c.Dir)
+func checkNewCampaign(ctx context.Context, c Campaign) error {
+	err := checkNewCampaignDir(ctx, c.Dir)
 	switch {
 	case err == nil:
 		return checkCreatable(c.Dir)
@@ -71,21 +73,10 @@ func makeCampaignDir(dir string) (bool, error) {
 }
 
 // checkLockedDir refuses, under the lock, a folder another process filled
-// meanwhile: one that holds a study now, or anything but the lock file.
-func checkLockedDir(c Campaign) error {
-	if c.Exists() {
-		return fmt.Errorf("%s already holds a study: %w", c.Dir, ErrInvalid)
-	}
-	entries, err := os.ReadDir(c.Dir)
-	if err != nil {
-		return fmt.Errorf("campaign %s: %w", c.Dir, err)
-	}
-	for _, e := range entries {
-		if e.Name() != filepath.Base(c.LockFile()) {
-			return fmt.Errorf("campaign %s is a non-empty folder that holds no study: %w", c.Dir, ErrInvalid)
-		}
-	}
-	return nil
+// meanwhile: one that holds a study now, or anything but the lock file and
+// the leftovers of an interrupted creation, which it removes.
+func checkLockedDir(ctx context.Context, c Campaign) error {
+	return c.clearLeftovers(ctx)
 }
 
 // undoCreate removes what a failed creation wrote. The folder held only
@@ -103,4 +94,52 @@ func undoCreate(c Campaign, lock *Lock, made bool) {
 	if made {
 		_ = os.Remove(c.Dir)
 	}
+}
+
+// publishStore writes a new store under a temporary name in c (its
+// migrations, then record in one transaction), closes it and renames it to
+// c's store: the store appears whole or not at all. A closed WAL store
+// leaves no -wal file; one left would hold committed pages the rename
+// would not carry, so it fails the creation.
+func publishStore(ctx context.Context, c Campaign, record func(*store.Tx) error) error {
+	tmp := filepath.Join(c.Dir, tempStoreName)
+	for _, suf := range sqliteSuffixes {
+		if err := os.Remove(tmp + suf); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove an old temporary store: %w", err)
+		}
+	}
+	s, err := store.Open(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	err = s.Tx(ctx, record)
+	if cerr := s.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close the new store: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(tmp + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("the new store %s kept its write-ahead log after closing (%v)", tmp, err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, c.DB()); err != nil {
+		return fmt.Errorf("publish the new store: %w", err)
+	}
+	return syncFile(c.Dir)
+}
+
+// syncFile flushes a file or folder to disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return nil
 }

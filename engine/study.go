@@ -174,7 +174,7 @@ func newContract(ctx context.Context, c Campaign, r Request, probe Prober) (newS
 	if err := checkNames(r); err != nil {
 		return ns, err
 	}
-	if err := checkNewCampaign(c); err != nil {
+	if err := checkNewCampaign(ctx, c); err != nil {
 		return ns, err
 	}
 	parent, err := loadParent(ctx, c, r)
@@ -268,6 +268,10 @@ func resolveBackend(ctx context.Context, requested string, probe Prober) (sandbo
 	return rep, nil
 }
 
+// writeNewStudy writes the folders and the operator's files, then the
+// store (publishStore): the study exists only once its store, study row
+// included, is renamed into place, so a kill at any point leaves either the
+// study or only the leftovers an interrupted creation leaves.
 func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
 	k, hyp, ins := ns.k, ns.hyp.text, ns.ins.text
 	for _, d := range []string{c.Operator(), c.Research(), c.Experiments(), c.Supervisor()} {
@@ -286,12 +290,7 @@ func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
 			return err
 		}
 	}
-	s, err := store.Open(ctx, c.DB())
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return s.Tx(ctx, func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) })
+	return publishStore(ctx, c, func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) })
 }
 
 func recordNewStudy(tx *store.Tx, k Contract, hypothesis string) error {

@@ -58,10 +58,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// OpenExisting opens a database that must already exist.
+// OpenExisting opens a database that must already exist: an empty file or
+// a SQLite database (SQLite would make any other file one).
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoStudy)
+	}
+	if ok, err := isSQLite(path); err != nil || !ok {
+		return nil, errors.Join(fmt.Errorf("%s is not a SQLite database: %w", path, ErrNoStudy), err)
 	}
 	return Open(ctx, path)
 }
