@@ -264,6 +264,9 @@ func workerPrepare(ctx context.Context, args []string, io stdio) int {
 		if err := info.Prepare(ctx, p, o, say); err != nil {
 			return err
 		}
+		if capsDir == "" {
+			return nil // nothing to ship (a Slurm worker would refuse any)
+		}
 		return info.Ship(ctx, p, o, caps, say)
 	})
 }
