@@ -157,6 +157,20 @@ func sha256Hex(b []byte) string {
 
 // write puts the snapshot into the new study c: the frozen copy (read-only
 // files) and the editable copies of the inherited files.
+// planned is what write writes: path relative to the campaign folder →
+// content (the creation marker lists it first).
+func (cs contSnapshot) planned() map[string][]byte {
+	out := map[string][]byte{
+		ContinuationDir + "/" + summaryJSONName: cs.summaryJSON,
+		ContinuationDir + "/" + summaryMDName:   cs.summaryMD,
+	}
+	for _, f := range cs.files {
+		out[ContinuationDir+"/files/"+f.rel] = f.text
+		out[InheritedDir+"/"+f.rel] = f.text
+	}
+	return out
+}
+
 func (cs contSnapshot) write(c Campaign) error {
 	frozen := filepath.Join(c.Dir, ContinuationDir)
 	if err := writeFileIn(frozen, summaryJSONName, cs.summaryJSON, 0o444); err != nil {

@@ -2,12 +2,17 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/simjecture/simjecture/store"
 )
@@ -31,14 +36,49 @@ const tempStoreName = ".simjecture-creating.db"
 // sqliteSuffixes are the files SQLite keeps beside a store.
 var sqliteSuffixes = []string{"", "-wal", "-shm", "-journal"}
 
-// leftoverDirs are the folders a creation makes, each with the entries it
-// may hold: named files, or named folders holding only regular files and
-// folders (a continuation's snapshot and inherited files).
-var leftoverDirs = map[string]struct{ files, trees []string }{
-	"operator":    {files: []string{"hypothesis.txt", "instructions.txt"}, trees: []string{"continuation"}},
-	"research":    {trees: []string{"inherited"}},
-	"experiments": {},
-	"supervisor":  {},
+// leftoverDirs are the folders a creation makes.
+var leftoverDirs = []string{"operator", "research", "experiments", "supervisor"}
+
+// creationMarker is written, under the lock, before anything else of a
+// creation: the sha256 of every file the creation is about to write, by
+// its path relative to DIR. Only files listed there, with that content,
+// are ever removed as leftovers; it goes once the store is in place.
+const creationMarker = ".simjecture-creating"
+
+// writeCreationMarker lists files (path relative to c.Dir → content) in
+// c's creation marker.
+func writeCreationMarker(c Campaign, files map[string][]byte) error {
+	sums := map[string]string{}
+	for rel, b := range files {
+		sum := sha256.Sum256(b)
+		sums[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
+	}
+	body, err := json.Marshal(sums)
+	if err != nil {
+		return fmt.Errorf("creation marker: %w", err)
+	}
+	p := filepath.Join(c.Dir, creationMarker)
+	if err := os.WriteFile(p+".new", body, 0o644); err != nil {
+		return fmt.Errorf("creation marker: %w", err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
+		return fmt.Errorf("creation marker: %w", err)
+	}
+	return nil
+}
+
+// readCreationMarker reads c's creation marker; ok is false when there is
+// none (or it does not parse: then nothing counts as this creation's).
+func readCreationMarker(c Campaign) (map[string]string, bool) {
+	body, err := os.ReadFile(filepath.Join(c.Dir, creationMarker))
+	if err != nil {
+		return nil, false
+	}
+	var sums map[string]string
+	if json.Unmarshal(body, &sums) != nil {
+		return nil, false
+	}
+	return sums, true
 }
 
 // interrupted wraps ErrCreationInterrupted (and ErrInvalid) for c.
@@ -47,23 +87,44 @@ func (c Campaign) interrupted() error {
 }
 
 // leftovers reports whether c holds only what an interrupted creation
-// leaves (an empty folder included) and returns those entries, the lock
-// file excepted. A store named simjecture.db counts only when it holds no
-// study row and no event (a creation killed before this fix).
+// leaves (an empty folder included) and returns the files to remove: the
+// marker, the temporary store, a blank store and the files the marker
+// lists with the content it lists. A folder with anything else — a file
+// the marker does not list or whose content changed, a symlink, a store
+// that recorded something — is not an interrupted creation. A creation
+// killed before this marker existed (older versions) left a store with
+// no study row: it counts when it is blank and the folders hold nothing
+// but the operator's two files.
 func (c Campaign) leftovers(ctx context.Context) ([]string, bool, error) {
 	entries, err := os.ReadDir(c.Dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("campaign %s: %w", c.Dir, err)
 	}
+	sums, marked := readCreationMarker(c)
+	if !marked {
+		sums = map[string]string{"operator/hypothesis.txt": "", "operator/instructions.txt": ""}
+	}
 	var found []string
 	for _, e := range entries {
-		ok, err := c.isLeftover(e)
-		if err != nil || !ok {
-			return nil, false, err
+		name := e.Name()
+		switch {
+		case name == filepath.Base(c.LockFile()) && e.Type().IsRegular():
+		case slices.Contains(leftoverDirs, name) && e.IsDir():
+			files, ok := listedFiles(c.Dir, name, sums)
+			if !ok {
+				return nil, false, nil
+			}
+			if marked {
+				found = append(found, files...)
+			}
+		case e.Type().IsRegular() && (name == creationMarker || isStoreFile(name)):
+			found = append(found, filepath.Join(c.Dir, name))
+		default:
+			return nil, false, nil
 		}
-		if e.Name() != filepath.Base(c.LockFile()) {
-			found = append(found, filepath.Join(c.Dir, e.Name()))
-		}
+	}
+	if !marked && hasEntries(c.Dir) && !c.Exists() && !onlyLock(entries, c) {
+		return nil, false, nil // no marker and no old store: not ours
 	}
 	if !c.Exists() {
 		return found, true, nil
@@ -72,63 +133,77 @@ func (c Campaign) leftovers(ctx context.Context) ([]string, bool, error) {
 	return found, blank, err
 }
 
-// isLeftover reports whether one entry of the campaign folder is one a
-// creation makes, as it makes it.
-func (c Campaign) isLeftover(e fs.DirEntry) (bool, error) {
-	name := e.Name()
-	if d, ok := leftoverDirs[name]; ok {
-		return e.IsDir() && onlyEntries(filepath.Join(c.Dir, name), d.files, d.trees), nil
-	}
-	if !e.Type().IsRegular() {
-		return false, nil
-	}
-	if name == filepath.Base(c.LockFile()) {
-		return true, nil
-	}
+// onlyLock reports whether entries are c's lock file at most.
+func onlyLock(entries []fs.DirEntry, c Campaign) bool {
+	return len(entries) == 0 || (len(entries) == 1 && entries[0].Name() == filepath.Base(c.LockFile()))
+}
+
+// isStoreFile reports whether name is the store or the temporary store, or
+// one of SQLite's files beside them.
+func isStoreFile(name string) bool {
 	for _, base := range []string{tempStoreName, storeName} {
 		for _, s := range sqliteSuffixes {
 			if name == base+s {
-				return true, nil
+				return true
 			}
 		}
 	}
-	return false, nil
+	return false
 }
 
-// onlyEntries reports whether dir holds only regular files named in files
-// and folders named in trees that hold only regular files and folders.
-func onlyEntries(dir string, files, trees []string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		switch {
-		case e.Type().IsRegular() && slices.Contains(files, e.Name()):
-		case e.IsDir() && slices.Contains(trees, e.Name()) && plainTree(filepath.Join(dir, e.Name())):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// plainTree reports whether dir holds only regular files and folders.
-func plainTree(dir string) bool {
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+// listedFiles walks DIR/top and reports whether it holds only folders on
+// the way to listed files and regular files listed in sums with their
+// content (an empty sum accepts any content); it returns those files.
+func listedFiles(dir, top string, sums map[string]string) ([]string, bool) {
+	var files []string
+	err := filepath.WalkDir(filepath.Join(dir, top), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && !d.Type().IsRegular() {
-			return fs.ErrInvalid
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && (rel == top || leadsToListed(rel, sums)):
+			return nil
+		case d.Type().IsRegular():
+			want, ok := sums[rel]
+			if !ok || (want != "" && fileSHA256(p) != want) {
+				return fs.ErrInvalid
+			}
+			files = append(files, p)
+			return nil
 		}
-		return nil
+		return fs.ErrInvalid
 	})
-	return err == nil
+	return files, err == nil
+}
+
+// leadsToListed reports whether folder rel is an ancestor of a listed file.
+func leadsToListed(rel string, sums map[string]string) bool {
+	for p := range sums {
+		if strings.HasPrefix(p, rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func fileSHA256(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // clearLeftovers removes the leftovers of an interrupted creation, found
-// under the lock; it refuses a folder that holds anything else.
+// under the lock (and then the folders they leave empty); it refuses a
+// folder that holds anything else.
 func (c Campaign) clearLeftovers(ctx context.Context) error {
 	found, ok, err := c.leftovers(ctx)
 	if err != nil {
@@ -141,11 +216,29 @@ func (c Campaign) clearLeftovers(ctx context.Context) error {
 		return fmt.Errorf("campaign %s is a non-empty folder that holds no study: %w", c.Dir, ErrInvalid)
 	}
 	for _, p := range found {
-		if err := os.RemoveAll(p); err != nil {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove what an interrupted creation left: %w", err)
 		}
 	}
+	removeEmptyDirs(c.Dir, leftoverDirs)
 	return nil
+}
+
+// removeEmptyDirs removes, deepest first, the folders under dir/tops that
+// are empty (os.Remove removes no folder that holds anything).
+func removeEmptyDirs(dir string, tops []string) {
+	for _, top := range tops {
+		var dirs []string
+		_ = filepath.WalkDir(filepath.Join(dir, top), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		for i := len(dirs) - 1; i >= 0; i-- {
+			_ = os.Remove(dirs[i])
+		}
+	}
 }
 
 // NoStudy is the error of a reader given a campaign folder without a

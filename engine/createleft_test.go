@@ -31,8 +31,7 @@ func leftBehind(t *testing.T, c Campaign) {
 			t.Fatal(err)
 		}
 	}
-	put(t, c, "operator/hypothesis.txt", "an old hypothesis")
-	put(t, c, "operator/instructions.txt", "old instructions")
+	mark(t, c, map[string]string{"operator/hypothesis.txt": "an old hypothesis", "operator/instructions.txt": "old instructions"})
 	put(t, c, ".simjecture.lock", "")
 	put(t, c, tempStoreName+"-journal", "")
 	s, err := store.Open(context.Background(), filepath.Join(c.Dir, tempStoreName))
@@ -40,6 +39,25 @@ func leftBehind(t *testing.T, c Campaign) {
 		t.Fatal(err)
 	}
 	_ = s.Close()
+}
+
+// mark writes c's creation marker for files (path → content), then the
+// files, as a creation does.
+func mark(t *testing.T, c Campaign, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	planned := map[string][]byte{}
+	for rel, body := range files {
+		planned[rel] = []byte(body)
+	}
+	if err := writeCreationMarker(c, planned); err != nil {
+		t.Fatal(err)
+	}
+	for rel, body := range files {
+		put(t, c, rel, body)
+	}
 }
 
 // oldBlankStore makes the store a creation before the temporary store
@@ -95,9 +113,21 @@ func TestInterruptedCreation(t *testing.T) {
 		{"temporary store and folders", leftBehind, "", ""},
 		{"continuation snapshot", func(t *testing.T, c Campaign) {
 			leftBehind(t, c)
-			put(t, c, "operator/continuation/files/a/b.txt", "x")
-			put(t, c, "research/inherited/a/b.txt", "x")
+			mark(t, c, map[string]string{"operator/hypothesis.txt": "an old hypothesis", "operator/instructions.txt": "old instructions",
+				"operator/continuation/files/a/b.txt": "x", "research/inherited/a/b.txt": "x"})
 		}, "", ""},
+		{"a user's file among the inherited ones", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			put(t, c, "research/inherited/precious-results.csv", "1,2,3")
+		}, "non-empty folder", "research/inherited/precious-results.csv"},
+		{"a hypothesis rewritten after the interruption", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			put(t, c, "operator/hypothesis.txt", "my draft, not the creation's")
+		}, "non-empty folder", "operator/hypothesis.txt"},
+		{"a user's folder with no marker and no store", func(t *testing.T, c Campaign) {
+			put(t, c, "operator/hypothesis.txt", "my draft")
+			put(t, c, "research/inherited/precious-results.csv", "1,2,3")
+		}, "non-empty folder", "research/inherited/precious-results.csv"},
 		{"old blank store", func(t *testing.T, c Campaign) {
 			leftBehind(t, c)
 			oldBlankStore(t, c, nil)

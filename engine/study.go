@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -274,6 +275,13 @@ func resolveBackend(ctx context.Context, requested string, probe Prober) (sandbo
 // study or only the leftovers an interrupted creation leaves.
 func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
 	k, hyp, ins := ns.k, ns.hyp.text, ns.ins.text
+	planned := map[string][]byte{"operator/hypothesis.txt": hyp, "operator/instructions.txt": ins}
+	if ns.cont != nil {
+		maps.Copy(planned, ns.cont.planned())
+	}
+	if err := writeCreationMarker(c, planned); err != nil {
+		return err
+	}
 	for _, d := range []string{c.Operator(), c.Research(), c.Experiments(), c.Supervisor()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
@@ -290,7 +298,12 @@ func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
 			return err
 		}
 	}
-	return publishStore(ctx, c, func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) })
+	if err := publishStore(ctx, c, func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) }); err != nil {
+		return err
+	}
+	// The study exists; a marker a kill leaves here is ignored (and taken by no reader).
+	_ = os.Remove(filepath.Join(c.Dir, creationMarker))
+	return nil
 }
 
 func recordNewStudy(tx *store.Tx, k Contract, hypothesis string) error {

@@ -151,14 +151,19 @@ func killBelow(limit time.Duration) {
 	}
 }
 
-// exitLike ends the guard as its launcher ended: with its exit code, or by
-// the same signal.
+// exitLike ends the guard as its launcher ended: with its exit code; a
+// launcher killed by signal n gives 128 + n, as a shell reports it (the
+// provider reads both forms alike). The guard does not re-raise the
+// signal on itself: the Go runtime handles SIGSEGV, SIGABRT, SIGQUIT and
+// the like itself and would print a crash dump of the guard into the
+// agent's stderr. Only SIGKILL, which nothing handles, is passed on as it
+// is.
 func exitLike(ws syscall.WaitStatus) int {
 	if !ws.Signaled() {
 		return ws.ExitStatus()
 	}
-	sig := ws.Signal()
-	signal.Reset(sig)
-	_ = syscall.Kill(os.Getpid(), sig)
-	return 128 + int(sig)
+	if ws.Signal() == syscall.SIGKILL {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	return 128 + int(ws.Signal())
 }

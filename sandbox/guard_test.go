@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -191,4 +192,47 @@ func agentGetsTheStop(t *testing.T, e Enclosure) {
 	if _, err := os.Stat(dir + "/stopped"); err != nil {
 		t.Errorf("the agent's SIGTERM trap did not run: %v", err)
 	}
+}
+
+// TestGuardedAgentExitStatus: an agent's exit code, or 128 + n for a
+// signal n (a killed process read as a shell reads it), comes back through
+// the guard (and bwrap), and the guard adds nothing to the agent's stderr
+// (a Go runtime that re-raised SIGSEGV on itself printed a crash dump).
+func TestGuardedAgentExitStatus(t *testing.T) {
+	for _, c := range guardCases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.enclosed && !Probe(context.Background(), Bubblewrap).Available {
+				t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+			}
+			e, err := testEnclosure(c.enclosed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				script string
+				want   int
+			}{
+				{"exit 0", 0}, {"exit 3", 3}, {"kill -SEGV $$", 139}, {"kill -ABRT $$", 134},
+				{"kill -QUIT $$", 131}, {"kill -KILL $$", 137}, {"kill -TERM $$", 143},
+			} {
+				argv := e.Wrap(t.TempDir(), nil, []string{"sh", "-c", tc.script})
+				cmd := exec.Command(argv[0], argv[1:]...)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				_ = cmd.Run()
+				got := cmd.ProcessState.ExitCode()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					got = 128 + int(ws.Signal())
+				}
+				if got != tc.want || stderr.Len() > 0 {
+					t.Errorf("%q: status %d, stderr %q; want %d and nothing", tc.script, got, firstLineOf(stderr.String()), tc.want)
+				}
+			}
+		})
+	}
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"regexp"
+	"slices"
 )
 
 // sqliteHeader begins every SQLite database file.
@@ -31,9 +34,10 @@ func isSQLite(path string) (bool, error) {
 
 // IsBlank reports, writing nothing, whether the file at path is a store
 // that never recorded anything: an empty file (a store opened and never
-// written), or a SQLite database without the schema (its first migration
-// never committed) or with no study row and no event. Any other file is
-// not blank.
+// written), a SQLite database with no table at all (its first migration
+// never committed), or one whose tables are all the store's own, with no
+// study row and no event. Any other file — another program's database
+// included — is not blank.
 func IsBlank(ctx context.Context, path string) (bool, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -47,19 +51,69 @@ func IsBlank(ctx context.Context, path string) (bool, error) {
 		return false, fmt.Errorf("open store: %w", err)
 	}
 	defer db.Close()
-	var tables int
-	q := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('study', 'events')"
-	if err := db.QueryRowContext(ctx, q).Scan(&tables); err != nil {
-		return false, fmt.Errorf("read store schema: %w", err)
+	tables, err := tableNames(ctx, db)
+	if err != nil {
+		return false, err
 	}
-	if tables == 0 {
+	if len(tables) == 0 {
 		return true, nil
+	}
+	own, err := ownTables()
+	if err != nil {
+		return false, err
+	}
+	for _, t := range tables {
+		if !own[t] {
+			return false, nil // another program's database
+		}
+	}
+	if !slices.Contains(tables, "study") || !slices.Contains(tables, "events") {
+		return false, nil
 	}
 	var rows int64
 	if err := db.QueryRowContext(ctx, blankQuery).Scan(&rows); err != nil {
 		return false, fmt.Errorf("count study rows and events: %w", err)
 	}
 	return rows == 0, nil
+}
+
+// tableNames lists the tables of db, SQLite's own left out.
+func tableNames(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+	if err != nil {
+		return nil, fmt.Errorf("read store schema: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("read store schema: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+var createTable = regexp.MustCompile(`(?i)CREATE TABLE (?:IF NOT EXISTS )?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// ownTables are the tables the store's migrations create.
+func ownTables() (map[string]bool, error) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	own := map[string]bool{}
+	for _, n := range names {
+		body, err := migrations.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", n, err)
+		}
+		for _, m := range createTable.FindAllSubmatch(body, -1) {
+			own[string(m[1])] = true
+		}
+	}
+	return own, nil
 }
 
 const blankQuery = "SELECT (SELECT count(*) FROM study) + (SELECT count(*) FROM events)"

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,6 +21,7 @@ func TestIsBlank(t *testing.T) {
 		{"empty file", func(t *testing.T, p string) { writeTestFile(t, p, "") }, true},
 		{"not a database", func(t *testing.T, p string) { writeTestFile(t, p, "x") }, false},
 		{"migrated, nothing recorded", func(t *testing.T, p string) { openClose(t, p, nil) }, true},
+		{"another program's database", func(t *testing.T, p string) { foreignDB(t, p) }, false},
 		{"a study row", func(t *testing.T, p string) {
 			openClose(t, p, func(tx *Tx) error { return tx.PutStudy(StudyRow{StudyID: "s", ContractJSON: []byte("{}")}) })
 		}, false},
@@ -35,6 +37,9 @@ func TestIsBlank(t *testing.T) {
 			}
 			if after, _ := os.ReadFile(p); string(after) != string(before) {
 				t.Errorf("IsBlank changed the file")
+			}
+			if tc.name == "another program's database" {
+				return // OpenExisting would migrate it; IsBlank is what guards it
 			}
 			if _, err := OpenExisting(ctx, p); (err == nil) != (tc.name != "not a database") {
 				t.Errorf("OpenExisting = %v", err)
@@ -59,6 +64,22 @@ func openClose(t *testing.T, p string, record func(*Tx) error) {
 	defer s.Close()
 	if record != nil {
 		if err := s.Tx(context.Background(), record); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// foreignDB writes a SQLite database of another program: a table of ours
+// is not in it, one of its own is, with rows.
+func foreignDB(t *testing.T, p string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE TABLE mydata (x INTEGER)", "INSERT INTO mydata VALUES (1), (2), (3)"} {
+		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
