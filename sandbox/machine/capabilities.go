@@ -108,7 +108,9 @@ func (d *daemon) runtimeFor(ref sandbox.CapabilityRef) (dir string, release func
 }
 
 // installCapability answers opCapability: present when that hash is
-// installed, missing with the blobs still to put, else installed from them.
+// installed with the files' executable bits as shipped, missing with the
+// blobs still to put, else installed from them (Modes: how many files were
+// installed only for their mode).
 func (d *daemon) installCapability(f frame) (capabilityReply, error) {
 	var a capabilityArgs
 	if err := json.Unmarshal(f.Body, &a); err != nil {
@@ -119,8 +121,11 @@ func (d *daemon) installCapability(f frame) (capabilityReply, error) {
 	}
 	d.capMu.Lock()
 	defer d.capMu.Unlock()
+	modes := 0
 	if sum, err := d.verifyCapability(a.Name); err == nil && sum == a.Hash {
-		return capabilityReply{Status: capPresent}, nil
+		if modes = modesDiffering(d.capRuntime(a.Name, sum), a.Files); modes == 0 {
+			return capabilityReply{Status: capPresent}, nil
+		}
 	}
 	var missing []blobState
 	seen := map[string]bool{}
@@ -136,7 +141,7 @@ func (d *daemon) installCapability(f frame) (capabilityReply, error) {
 	if err := d.materialise(a); err != nil {
 		return capabilityReply{}, err
 	}
-	return capabilityReply{Status: capInstalled}, nil
+	return capabilityReply{Status: capInstalled, Modes: modes}, nil
 }
 
 func checkCapArgs(a capabilityArgs) error {
@@ -197,7 +202,7 @@ func runtimeHash(manifest json.RawMessage, dir string) (string, error) {
 	return sandbox.CapabilityHash(manifest, runtime)
 }
 
-// copyBlob writes the blob of file to dst with the file's mode (at most 0755).
+// copyBlob writes the blob of file to dst with its shipped mode.
 func (d *daemon) copyBlob(file capFile, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("runtime folder: %w", err)
@@ -207,10 +212,13 @@ func (d *daemon) copyBlob(file capFile, dst string) error {
 		return fmt.Errorf("blob of %s: %w", file.Rel, err)
 	}
 	defer src.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, file.Mode.Perm()&0o755|0o400)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, shippedMode(file.Mode))
 	if err != nil {
 		return fmt.Errorf("runtime file: %w", err)
 	}
 	_, err = io.Copy(out, src)
+	if err == nil {
+		err = out.Chmod(shippedMode(file.Mode)) // whatever the daemon's umask
+	}
 	return errors.Join(err, out.Close())
 }

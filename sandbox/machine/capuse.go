@@ -41,13 +41,14 @@ func (d *daemon) hold(name, dir string) func() {
 }
 
 // placeRuntime puts the checked runtime folder tmp of a in place. A folder
-// of that version a running job holds is kept when it still hashes as a;
-// one changed on the worker is refused while held. d.capMu held.
+// of that version a running job holds is kept when it still hashes as a
+// (its files given their shipped modes); one changed on the worker is
+// refused while held. d.capMu held.
 func (d *daemon) placeRuntime(a capabilityArgs, tmp string) error {
 	dst := d.capRuntime(a.Name, a.Hash)
 	if d.capUse[dst] > 0 {
 		if got, err := runtimeHash(a.Manifest, dst); err == nil && got == a.Hash {
-			return nil
+			return setModes(dst, a.Files)
 		}
 		return fmt.Errorf("capability %s: the worker's folder of version %s changed on the worker and a running job uses it: ship again when that job has ended", a.Name, a.Hash)
 	}
