@@ -272,12 +272,17 @@ func workerPrepare(ctx context.Context, args []string, io stdio) int {
 }
 
 // shippable reads the capabilities of dir a worker can take, saying which
-// are left out, and refuses a worker kind that takes none, before anything
-// is sent.
+// are left out, and refuses a folder with no manifests (the runtime folder
+// passed by mistake, say) and a worker kind that takes none, before
+// anything is sent.
 func shippable(p machine.Profile, o machine.Options, dir string, io stdio) ([]machine.Capability, error) {
 	caps, skipped, err := engine.ShippableCapabilities(dir)
 	if err != nil {
 		return nil, err
+	}
+	if len(caps) == 0 && len(skipped) == 0 {
+		return nil, &engine.FieldError{Field: engine.FieldCapabilities, Problem: engine.Invalid,
+			Err: fmt.Errorf("%s holds no capability manifests (<name>.json): nothing sent", dir)}
 	}
 	if err := machine.ShipCapabilities(context.Background(), p, o, nil, nil); err != nil {
 		return nil, err

@@ -43,13 +43,23 @@ func TestWorkerCapabilityShipped(t *testing.T) {
 	if bad.code != 2 || len(lines(bad.stderr)) != 1 || !strings.Contains(bad.stderr, "--capabilities") {
 		t.Fatalf("a missing capabilities folder must be one line, exit 2:\n%s", bad)
 	}
+	empty := filepath.Join(tmp, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{empty, filepath.Join(tmp, "runtime", "trapz")} {
+		r := sjWith(t, s.env(), "", "worker", "prepare", "lo", "--capabilities", dir)
+		if r.code != 2 || len(lines(r.stderr)) != 1 || !strings.Contains(r.stderr, dir+" holds no capability manifests (<name>.json): nothing sent") {
+			t.Fatalf("--capabilities %s (no manifests) must be one line naming it, exit 2:\n%s", dir, r)
+		}
+	}
 
 	remote := capStudy(t, s, capDir, agentPath, "remote")
 	if remote.Machine != "lo" || remote.Remote == nil || remote.Remote.Host != "127.0.0.1" {
 		t.Fatalf("the capability experiment ran on %q (%+v), want the worker lo", remote.Machine, remote.Remote)
 	}
 
-	tool := filepath.Join(root, "capabilities", "trapz", "runtime", "bin", "trapz")
+	tool := shippedTool(t, root)
 	body, err := os.ReadFile(tool)
 	if err != nil {
 		t.Fatalf("the shipped runtime is not under ROOT/capabilities: %v", err)
@@ -91,7 +101,7 @@ func checkCapabilityShippedAs(t *testing.T, s *sshd, id, root, uid string) {
 	if r.code != 0 || !strings.Contains(r.stderr, "shipped capability trapz") {
 		t.Fatalf("worker prepare %s --capabilities:\n%s", id, r)
 	}
-	tool := filepath.Join(root, "capabilities", "trapz", "runtime", "bin", "trapz")
+	tool := shippedTool(t, root)
 	info, err := os.Stat(tool)
 	if err != nil || fmt.Sprint(info.Sys().(*syscall.Stat_t).Uid) != uid || info.Mode().Perm()&0o100 == 0 {
 		t.Errorf("shipped %s: %v %v; want an executable of uid %s", tool, info, err, uid)
@@ -114,4 +124,15 @@ func TestPrepareCapabilitiesRefusedForSlurm(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tmp, "shared", "bin")); err == nil {
 		t.Errorf("a refused prepare shipped the binary to %s", filepath.Join(tmp, "shared", "bin"))
 	}
+}
+
+// shippedTool is the worker's one shipped copy of trapz's tool,
+// ROOT/capabilities/trapz/runtime-HASH/bin/trapz.
+func shippedTool(t *testing.T, root string) string {
+	t.Helper()
+	found, _ := filepath.Glob(filepath.Join(root, "capabilities", "trapz", "runtime-*", "bin", "trapz"))
+	if len(found) != 1 {
+		t.Fatalf("want one shipped runtime of trapz under ROOT/capabilities/trapz, found %v", found)
+	}
+	return found[0]
 }

@@ -18,10 +18,14 @@ import (
 // Capabilities on a worker. `worker prepare --capabilities` puts each file
 // of a capability's runtime as a content-addressed blob, then asks the
 // daemon to install it: ROOT/capabilities/NAME/ holds capability.json (the
-// name, the manifest hash and the manifest as hashed on the coordinator)
-// and runtime/ (the files, made from the blobs). The daemon re-hashes each
-// one when a session says hello and reports only those that still hash as
-// shipped; a job with a capability re-checks it before it runs.
+// name, the manifest hash and the manifest as hashed on the coordinator:
+// the installed version) and runtime-HASH/ (the files of the version of
+// that manifest hash, made from the blobs). The daemon re-hashes each one
+// when a session says hello and reports only those that still hash as
+// shipped; a job with a capability re-checks it before it runs and holds
+// its runtime-HASH folder until it ends: a newer version shipped meanwhile
+// goes in its own folder, and the old one is removed when no job uses it
+// (capuse.go).
 
 var capNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 
@@ -63,7 +67,10 @@ func (d *daemon) verifyCapability(name string) (string, error) {
 	if err := readJSON(filepath.Join(dir, "capability.json"), &rec); err != nil {
 		return "", fmt.Errorf("capability %s: its record: %w", name, err)
 	}
-	runtime, err := sandbox.DirectoryHash(filepath.Join(dir, "runtime"))
+	if !shaPattern.MatchString(rec.Hash) {
+		return "", fmt.Errorf("capability %s: its record names a malformed hash %q", name, rec.Hash)
+	}
+	runtime, err := sandbox.DirectoryHash(d.capRuntime(name, rec.Hash))
 	if err != nil {
 		return "", fmt.Errorf("capability %s: %w", name, err)
 	}
@@ -78,28 +85,32 @@ func (d *daemon) verifyCapability(name string) (string, error) {
 }
 
 // runtimeFor is the worker's runtime folder of ref, re-checked against
-// the hash the job asks for.
-func (d *daemon) runtimeFor(ref sandbox.CapabilityRef) (string, error) {
+// the hash the job asks for and held for the job until it calls release
+// (once, when it has ended).
+func (d *daemon) runtimeFor(ref sandbox.CapabilityRef) (dir string, release func(), err error) {
 	if !capNamePattern.MatchString(ref.Name) {
-		return "", fmt.Errorf("capability name %q is malformed", ref.Name)
+		return "", nil, fmt.Errorf("capability name %q is malformed", ref.Name)
 	}
 	d.capMu.Lock()
 	defer d.capMu.Unlock()
 	sum, err := d.verifyCapability(ref.Name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("capability %s is not installed on this worker (run simjecture worker prepare ID --capabilities DIR)", ref.Name)
+		return "", nil, fmt.Errorf("capability %s is not installed on this worker (run simjecture worker prepare ID --capabilities DIR)", ref.Name)
 	}
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if sum != ref.Hash {
-		return "", fmt.Errorf("capability %s on this worker has manifest hash %s, the study froze %s", ref.Name, sum, ref.Hash)
+		return "", nil, fmt.Errorf("capability %s on this worker has manifest hash %s, the study froze %s", ref.Name, sum, ref.Hash)
 	}
-	return filepath.Join(d.capsDir(), ref.Name, "runtime"), nil
+	dir = d.capRuntime(ref.Name, sum)
+	return dir, d.hold(ref.Name, dir), nil
 }
 
 // installCapability answers opCapability: present when that hash is
-// installed, missing with the blobs still to put, else installed from them.
+// installed with the files' executable bits as shipped, missing with the
+// blobs still to put, else installed from them (Modes: how many files were
+// installed only for their mode).
 func (d *daemon) installCapability(f frame) (capabilityReply, error) {
 	var a capabilityArgs
 	if err := json.Unmarshal(f.Body, &a); err != nil {
@@ -110,8 +121,11 @@ func (d *daemon) installCapability(f frame) (capabilityReply, error) {
 	}
 	d.capMu.Lock()
 	defer d.capMu.Unlock()
+	modes := 0
 	if sum, err := d.verifyCapability(a.Name); err == nil && sum == a.Hash {
-		return capabilityReply{Status: capPresent}, nil
+		if modes = modesDiffering(d.capRuntime(a.Name, sum), a.Files); modes == 0 {
+			return capabilityReply{Status: capPresent}, nil
+		}
 	}
 	var missing []blobState
 	seen := map[string]bool{}
@@ -127,7 +141,7 @@ func (d *daemon) installCapability(f frame) (capabilityReply, error) {
 	if err := d.materialise(a); err != nil {
 		return capabilityReply{}, err
 	}
-	return capabilityReply{Status: capInstalled}, nil
+	return capabilityReply{Status: capInstalled, Modes: modes}, nil
 }
 
 func checkCapArgs(a capabilityArgs) error {
@@ -143,55 +157,52 @@ func checkCapArgs(a capabilityArgs) error {
 	return nil
 }
 
-// materialise makes ROOT/capabilities/NAME from the blobs in a fresh
-// folder, checks its hash, and only then puts it in place; d.capMu held.
+// materialise makes the runtime of a in a fresh folder from the blobs,
+// checks its hash, puts it in place as ROOT/capabilities/NAME/runtime-HASH,
+// records it as the installed version and removes the versions no job
+// uses; d.capMu held.
 func (d *daemon) materialise(a capabilityArgs) error {
-	if err := ensurePrivateDir(d.capsDir()); err != nil {
+	home := filepath.Join(d.capsDir(), a.Name)
+	if err := errors.Join(ensurePrivateDir(d.capsDir()), ensurePrivateDir(home)); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(d.capsDir(), ".new-"+a.Name+"-")
+	tmp, err := os.MkdirTemp(home, ".new-")
 	if err != nil {
 		return fmt.Errorf("capability %s: %w", a.Name, err)
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("capability %s: %w", a.Name, err)
+	}
 	for _, file := range a.Files {
-		if err := d.copyBlob(file, filepath.Join(tmp, "runtime", filepath.FromSlash(file.Rel))); err != nil {
+		if err := d.copyBlob(file, filepath.Join(tmp, filepath.FromSlash(file.Rel))); err != nil {
 			return fmt.Errorf("capability %s: %w", a.Name, err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(tmp, "runtime"), 0o755); err != nil {
-		return fmt.Errorf("capability %s: %w", a.Name, err)
-	}
-	rec, _ := json.Marshal(capRecord{Name: a.Name, Hash: a.Hash, Manifest: a.Manifest})
-	if err := writePrivate(filepath.Join(tmp, "capability.json"), rec); err != nil {
-		return err
-	}
-	runtime, err := sandbox.DirectoryHash(filepath.Join(tmp, "runtime"))
-	if err != nil {
-		return fmt.Errorf("capability %s: %w", a.Name, err)
-	}
-	if got, err := sandbox.CapabilityHash(a.Manifest, runtime); err != nil || got != a.Hash {
+	if got, err := runtimeHash(a.Manifest, tmp); err != nil || got != a.Hash {
 		return errors.Join(err, fmt.Errorf("capability %s: what arrived hashes to %s, not %s (discarded)", a.Name, got, a.Hash))
 	}
-	return swapInto(tmp, filepath.Join(d.capsDir(), a.Name))
-}
-
-// swapInto renames the folder tmp to dst, removing the folder it replaces.
-func swapInto(tmp, dst string) error {
-	old := tmp + ".old"
-	if err := os.Rename(dst, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("replace %s: %w", dst, err)
+	if err := d.placeRuntime(a, tmp); err != nil {
+		return err
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return fmt.Errorf("install %s: %w", dst, err)
+	rec, _ := json.Marshal(capRecord{Name: a.Name, Hash: a.Hash, Manifest: a.Manifest})
+	if err := writePrivate(filepath.Join(home, "capability.json"), rec); err != nil {
+		return err
 	}
-	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("remove the replaced %s: %w", dst, err)
-	}
+	d.pruneCapability(a.Name)
 	return nil
 }
 
-// copyBlob writes the blob of file to dst with the file's mode (at most 0755).
+// runtimeHash is the capability hash of manifest with the runtime folder dir.
+func runtimeHash(manifest json.RawMessage, dir string) (string, error) {
+	runtime, err := sandbox.DirectoryHash(dir)
+	if err != nil {
+		return "", err
+	}
+	return sandbox.CapabilityHash(manifest, runtime)
+}
+
+// copyBlob writes the blob of file to dst with its shipped mode.
 func (d *daemon) copyBlob(file capFile, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("runtime folder: %w", err)
@@ -201,10 +212,13 @@ func (d *daemon) copyBlob(file capFile, dst string) error {
 		return fmt.Errorf("blob of %s: %w", file.Rel, err)
 	}
 	defer src.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, file.Mode.Perm()&0o755|0o400)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, shippedMode(file.Mode))
 	if err != nil {
 		return fmt.Errorf("runtime file: %w", err)
 	}
 	_, err = io.Copy(out, src)
+	if err == nil {
+		err = out.Chmod(shippedMode(file.Mode)) // whatever the daemon's umask
+	}
 	return errors.Join(err, out.Close())
 }

@@ -42,6 +42,19 @@ func writeTestFile(t *testing.T, path, body string, mode os.FileMode) {
 	}
 }
 
+// testCapability2 is c with its hash made again from its runtime folder.
+func testCapability2(t *testing.T, c Capability) Capability {
+	t.Helper()
+	dh, err := sandbox.DirectoryHash(c.Runtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hash, err = sandbox.CapabilityHash(c.Manifest, dh); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // capSpec is a job running capability c's tool with one argument.
 func capSpec(w *testWorker, c Capability) sandbox.Spec {
 	root := sandbox.CapabilityRoot + "/" + c.Name
@@ -99,7 +112,7 @@ func TestCapabilityTamperedNotReported(t *testing.T) {
 	if _, err := shipOne(context.Background(), w.m.sess, c); err != nil {
 		t.Fatal(err)
 	}
-	tool := filepath.Join(w.d.capsDir(), "tool", "runtime", "bin", "tool")
+	tool := filepath.Join(w.d.capRuntime("tool", c.Hash), "bin", "tool")
 	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho tampered > out.txt\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

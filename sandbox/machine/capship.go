@@ -25,7 +25,8 @@ type ShipReport struct {
 	Files  int   // files of its runtime
 	Sent   int   // files whose blob was streamed
 	Bytes  int64 // bytes streamed
-	Copied bool  // false: the worker had it with that hash, nothing was copied
+	Modes  int   // files whose executable bit the worker had otherwise
+	Copied bool  // false: the worker had it with that hash and modes, nothing was copied
 }
 
 // shipSSH ships each capability over one session to the worker's daemon:
@@ -60,7 +61,11 @@ func (r ShipReport) String() string {
 	if !r.Copied {
 		return fmt.Sprintf("capability %s already on the worker: nothing copied", r.Name)
 	}
-	return fmt.Sprintf("shipped capability %s: %d of %d files, %d bytes (sha256 checked on the worker)", r.Name, r.Sent, r.Files, r.Bytes)
+	line := fmt.Sprintf("shipped capability %s: %d of %d files, %d bytes (sha256 checked on the worker)", r.Name, r.Sent, r.Files, r.Bytes)
+	if r.Modes > 0 {
+		line += fmt.Sprintf("; executable bit of %d files set as on this host", r.Modes)
+	}
+	return line
 }
 
 // shipOne asks the daemon for the capability, puts the blobs it lacks and
@@ -76,6 +81,10 @@ func shipOne(ctx context.Context, s *session, c Capability) (ShipReport, error) 
 	if err := s.call(ctx, opCapability, args, &reply); err != nil || reply.Status == capPresent {
 		return rep, err
 	}
+	if reply.Status == capInstalled { // every blob was on the worker already
+		rep.Modes, rep.Copied = reply.Modes, true
+		return rep, nil
+	}
 	for _, b := range reply.Missing {
 		if err := putBlob(ctx, s, paths[b.SHA256], b); err != nil {
 			return rep, err
@@ -89,7 +98,7 @@ func shipOne(ctx context.Context, s *session, c Capability) (ShipReport, error) 
 	if reply.Status != capInstalled {
 		return rep, fmt.Errorf("the worker answered %q after the files were sent", reply.Status)
 	}
-	rep.Copied = true
+	rep.Modes, rep.Copied = reply.Modes, true
 	return rep, nil
 }
 

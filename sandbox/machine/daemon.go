@@ -27,7 +27,8 @@ type daemon struct {
 	self  string
 	log   *slog.Logger
 
-	capMu sync.Mutex // held while ROOT/capabilities is read or changed
+	capMu  sync.Mutex     // held while ROOT/capabilities is read or changed
+	capUse map[string]int // runtime folder → running jobs using it; under capMu
 
 	mu       sync.Mutex
 	sessions int
@@ -69,6 +70,7 @@ func DaemonMain(root string, grace time.Duration) error {
 		log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	d.reconcile()
 	d.reconcileCollected()
+	d.pruneCapabilities()
 	return d.serve()
 }
 

@@ -206,7 +206,8 @@ func (d *daemon) start(f frame) (JobState, error) {
 func (j *job) run(ctx context.Context) {
 	defer close(j.done)
 	defer j.stop()
-	spec, err := j.d.spec(j)
+	spec, release, err := j.d.spec(j)
+	defer release()
 	var res sandbox.Result
 	if err == nil {
 		spec.Usage = j.setUsage
@@ -230,15 +231,18 @@ func (j *job) run(ctx context.Context) {
 }
 
 // spec is the sandbox spec of j on this worker: its inputs are the blobs,
-// its capability's runtime the worker's own shipped copy (re-checked).
-func (d *daemon) spec(j *job) (sandbox.Spec, error) {
+// its capability's runtime the worker's own shipped copy (re-checked and
+// held until the job calls release, which it must do even on an error).
+func (d *daemon) spec(j *job) (sandbox.Spec, func(), error) {
 	r := j.req
 	var ro []sandbox.Mount
+	release := func() {}
 	if r.Capability != nil {
-		dir, err := d.runtimeFor(*r.Capability)
+		dir, held, err := d.runtimeFor(*r.Capability)
 		if err != nil {
-			return sandbox.Spec{}, err
+			return sandbox.Spec{}, release, err
 		}
+		release = held
 		ro = []sandbox.Mount{{Host: dir, Virtual: sandbox.CapabilityRoot + "/" + r.Capability.Name}}
 	}
 	sealed := make([]sandbox.SealedFile, 0, len(r.Inputs))
@@ -251,7 +255,7 @@ func (d *daemon) spec(j *job) (sandbox.Spec, error) {
 		Outputs: r.Outputs, Timeout: time.Duration(r.TimeoutSeconds * float64(time.Second)), CPUs: r.CPUs,
 		MemoryBytes: r.MemoryBytes, MaxFileBytes: r.MaxFileBytes, WorkspaceBytes: r.WorkspaceBytes,
 		ReadOnly: ro, Capability: r.Capability,
-	}, nil
+	}, release, nil
 }
 
 // manifest hashes every file of an artifact folder.

@@ -107,6 +107,7 @@ const (
 type capabilityReply struct {
 	Status  string      `json:"status"`
 	Missing []blobState `json:"missing,omitempty"`
+	Modes   int         `json:"modes,omitempty"` // installed: files whose executable bit differed on the worker
 }
 
 type createReply struct {
