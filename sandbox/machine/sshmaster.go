@@ -125,7 +125,8 @@ func (t sshTarget) startMaster(ssh, ctl string) *master {
 }
 
 // watch closes ready at the master's ready line, or with the reason it
-// ended before, and reaps it.
+// ended before (done first then, so a master that failed is never taken
+// for one that runs), and reaps it.
 func (m *master) watch(t sshTarget, cmd *exec.Cmd, stdout io.Reader, stderr *tailBuffer) {
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
 	up := strings.TrimSpace(line) == readyLine
@@ -138,7 +139,9 @@ func (m *master) watch(t sshTarget, cmd *exec.Cmd, stdout io.Reader, stderr *tai
 			err = errors.New("ssh master ended before it connected")
 		}
 		m.err = t.explain(err, stderr.String())
+		close(m.done) // before ready: whoever sees the failure sees it ended
 		close(m.ready)
+		return
 	}
 	close(m.done)
 }
