@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ErrUnreachable is transport uncertainty: the worker could not be reached
@@ -22,13 +23,35 @@ var ErrHostKey = errors.New("host key not trusted")
 // sshTarget builds the system ssh client's command lines for one profile.
 type sshTarget struct{ p Profile }
 
-// controlDir is our 0700 folder for ControlMaster sockets.
+// controlDir is our 0700 folder for ControlMaster sockets: the shared
+// simjecture-ssh-UID in the temporary folder, or, when another account
+// took that name first, a private one of this process.
 func controlDir() (string, error) {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("simjecture-ssh-%d", os.Geteuid()))
-	if err := ensurePrivateDir(dir); err != nil {
-		return "", fmt.Errorf("ssh control folder: %w", err)
+	ctlDir.once.Do(func() {
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("simjecture-ssh-%d", os.Geteuid()))
+		if err := ensurePrivateDir(dir); err == nil {
+			ctlDir.dir = dir
+			return
+		}
+		// The shared name is taken (another account made it first, or it
+		// is not private): a folder of this process's own, random name.
+		dir, err := os.MkdirTemp("", fmt.Sprintf("simjecture-ssh-%d-*", os.Geteuid()))
+		if err == nil {
+			err = ensurePrivateDir(dir)
+		}
+		ctlDir.dir, ctlDir.err = dir, err
+	})
+	if ctlDir.err != nil {
+		return "", fmt.Errorf("ssh control folder: %w", ctlDir.err)
 	}
-	return dir, nil
+	return ctlDir.dir, nil
+}
+
+// ctlDir is the control folder this process chose, once.
+var ctlDir struct {
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // knownHosts is the known-hosts file the client checks host keys against.

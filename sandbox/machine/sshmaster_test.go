@@ -3,11 +3,13 @@ package machine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -111,4 +113,32 @@ func BenchmarkSSHCommand(b *testing.B) {
 	b.ReportMetric(float64(warm.Microseconds())/n/1000, "warm-ms/op")
 	b.ReportMetric(float64(cold.Microseconds())/n/1000, "own-connection-ms/op")
 	b.ReportMetric(cold.Seconds()/warm.Seconds(), "own/warm")
+}
+
+// TestControlDirNotBlockedByASquatter: a shared control folder name that
+// is not ours (made by another account, or not private) does not stop our
+// ssh: the process uses a private folder of its own instead.
+func TestControlDirNotBlockedByASquatter(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	squat := filepath.Join(tmp, fmt.Sprintf("simjecture-ssh-%d", os.Geteuid()))
+	if err := os.Mkdir(squat, 0o777); err != nil { // not private: as a squatter's would be to us
+		t.Fatal(err)
+	}
+	if err := os.Chmod(squat, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	resetCtlDir := func() { ctlDir.once, ctlDir.dir, ctlDir.err = sync.Once{}, "", nil }
+	resetCtlDir()
+	t.Cleanup(resetCtlDir) // later callers choose again, with the TMPDIR restored
+	dir, err := controlDir()
+	if err != nil {
+		t.Fatalf("controlDir with the shared name taken: %v", err)
+	}
+	if dir == squat || filepath.Dir(dir) != tmp {
+		t.Fatalf("controlDir = %s; want a private folder of its own in %s", dir, tmp)
+	}
+	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("control folder %s: %v %v", dir, info.Mode(), err)
+	}
 }
