@@ -70,7 +70,7 @@ func (d *daemon) verifyCapability(name string) (string, error) {
 	if !shaPattern.MatchString(rec.Hash) {
 		return "", fmt.Errorf("capability %s: its record names a malformed hash %q", name, rec.Hash)
 	}
-	runtime, err := sandbox.DirectoryHash(d.capRuntime(name, rec.Hash))
+	runtime, err := directoryHash(d.capRuntime(name, rec.Hash))
 	if err != nil {
 		return "", fmt.Errorf("capability %s: %w", name, err)
 	}
@@ -195,7 +195,7 @@ func (d *daemon) materialise(a capabilityArgs) error {
 
 // runtimeHash is the capability hash of manifest with the runtime folder dir.
 func runtimeHash(manifest json.RawMessage, dir string) (string, error) {
-	runtime, err := sandbox.DirectoryHash(dir)
+	runtime, err := directoryHash(dir)
 	if err != nil {
 		return "", err
 	}
