@@ -42,7 +42,11 @@ func TestWorkerStudyRunsRemote(t *testing.T) {
 		t.Fatalf("study on the worker: %s", r)
 	}
 	snap := status(t, remote.dir)
-	checkReceipts(t, snap, "succeeded")
+	if checkReceipts(t, snap, "succeeded"); t.Failed() {
+		st := sj(t, "", "status", "--campaign", remote.dir, "--json")
+		log, _ := os.ReadFile(filepath.Join(remote.dir, "supervisor", "supervisor.log"))
+		t.Logf("status: %s\nsupervisor.log:\n%s", st.stdout, log)
+	}
 	for _, e := range snap.Experiments {
 		if e.Machine != "lo" || e.Remote == nil || e.Remote.Host != "127.0.0.1" || !strings.HasPrefix(e.Remote.Job, "job_") || e.Remote.Node == "" {
 			t.Errorf("receipt %s: machine %q, remote %+v; want lo on 127.0.0.1 with a job", e.ID, e.Machine, e.Remote)
