@@ -126,9 +126,17 @@ func TestWatchdogPSSReading(t *testing.T) {
 			if first == nil || first.pss <= 0 || first.pss >= first.at.rss || w.rep.PeakRSS != first.pss {
 				t.Fatalf("reading %+v, peak %d: want 0 < pss < the resident sum, and the peak", first, w.rep.PeakRSS)
 			}
-			w.sample(false)
-			if w.pss != first || w.lastRSS != first.pss {
-				t.Errorf("steady state read PSS again: %+v after %+v (last %d)", w.pss, first, w.lastRSS)
+			// The children may still be finishing their start (faulting
+			// pages in): a reading is taken again while the tree changes,
+			// and must stop once it does not.
+			steady := false
+			for deadline := time.Now().Add(5 * time.Second); !steady && time.Now().Before(deadline); {
+				before := w.pss
+				w.sample(false)
+				steady = w.pss == before && w.lastRSS == before.pss
+			}
+			if !steady {
+				t.Errorf("the quiet tree's PSS was read again at every sample for 5 s: %+v after %+v (last %d)", w.pss, first, w.lastRSS)
 			}
 			gone, err := w.files.treePSS([]int{1 << 30})
 			if gone != 0 || err != nil {
