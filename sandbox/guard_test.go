@@ -155,7 +155,11 @@ func killMarked(tag string) {
 // as a turn's stop does: the guard (and bwrap) outlive it, the agent gets
 // it (its trap runs) and its exit code comes back through bwrap and the
 // guard.
-func TestGuardedAgentGetsTheStop(t *testing.T) {
+func TestGuardedAgentGetsTheStop(t *testing.T) { forGuardCases(t, agentGetsTheStop) }
+
+// forGuardCases runs f under each of guardCases' enclosures (the enclosed
+// one only where Bubblewrap works).
+func forGuardCases(t *testing.T, f func(*testing.T, Enclosure)) {
 	for _, c := range guardCases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.enclosed && !Probe(context.Background(), Bubblewrap).Available {
@@ -165,7 +169,7 @@ func TestGuardedAgentGetsTheStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			agentGetsTheStop(t, e)
+			f(t, e)
 		})
 	}
 }
@@ -199,37 +203,28 @@ func agentGetsTheStop(t *testing.T, e Enclosure) {
 // the guard (and bwrap), and the guard adds nothing to the agent's stderr
 // (a Go runtime that re-raised SIGSEGV on itself printed a crash dump).
 func TestGuardedAgentExitStatus(t *testing.T) {
-	for _, c := range guardCases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.enclosed && !Probe(context.Background(), Bubblewrap).Available {
-				t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+	forGuardCases(t, func(t *testing.T, e Enclosure) {
+		for _, tc := range []struct {
+			script string
+			want   int
+		}{
+			{"exit 0", 0}, {"exit 3", 3}, {"kill -SEGV $$", 139}, {"kill -ABRT $$", 134},
+			{"kill -QUIT $$", 131}, {"kill -KILL $$", 137}, {"kill -TERM $$", 143},
+		} {
+			argv := e.Wrap(t.TempDir(), nil, []string{"sh", "-c", tc.script})
+			cmd := exec.Command(argv[0], argv[1:]...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			_ = cmd.Run()
+			got := cmd.ProcessState.ExitCode()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				got = 128 + int(ws.Signal())
 			}
-			e, err := testEnclosure(c.enclosed)
-			if err != nil {
-				t.Fatal(err)
+			if got != tc.want || stderr.Len() > 0 {
+				t.Errorf("%q: status %d, stderr %q; want %d and nothing", tc.script, got, firstLineOf(stderr.String()), tc.want)
 			}
-			for _, tc := range []struct {
-				script string
-				want   int
-			}{
-				{"exit 0", 0}, {"exit 3", 3}, {"kill -SEGV $$", 139}, {"kill -ABRT $$", 134},
-				{"kill -QUIT $$", 131}, {"kill -KILL $$", 137}, {"kill -TERM $$", 143},
-			} {
-				argv := e.Wrap(t.TempDir(), nil, []string{"sh", "-c", tc.script})
-				cmd := exec.Command(argv[0], argv[1:]...)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				_ = cmd.Run()
-				got := cmd.ProcessState.ExitCode()
-				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					got = 128 + int(ws.Signal())
-				}
-				if got != tc.want || stderr.Len() > 0 {
-					t.Errorf("%q: status %d, stderr %q; want %d and nothing", tc.script, got, firstLineOf(stderr.String()), tc.want)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func firstLineOf(s string) string {
