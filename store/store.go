@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -73,9 +74,24 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes both connections.
+// closeWait bounds how long Close waits for connections still in use.
+const closeWait = 5 * time.Second
+
+// Close closes both pools and waits (at most closeWait) until every
+// connection has closed. database/sql closes a connection that is in use
+// only when it is released, and a transaction whose context ended is rolled
+// back on a goroutine of its own after its caller has returned; only the
+// last connection to close checkpoints the WAL and removes
+// simjecture.db-wal and -shm, so a process that exited after Close
+// returned would leave them (and a reader that cannot write the folder
+// could not open the store).
 func (s *Store) Close() error {
-	return errors.Join(s.w.Close(), s.r.Close())
+	err := errors.Join(s.w.Close(), s.r.Close())
+	deadline := time.Now().Add(closeWait)
+	for s.w.Stats().OpenConnections+s.r.Stats().OpenConnections > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // database/sql tells no one when a released connection closes
+	}
+	return err
 }
 
 func (s *Store) migrate(ctx context.Context) error {
