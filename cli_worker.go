@@ -436,14 +436,14 @@ func workerServe(_ context.Context, args []string, io stdio) int {
 }
 
 // workerDaemon owns a worker's experiments (started by serve).
-func workerDaemon(_ context.Context, args []string, io stdio) int {
+func workerDaemon(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("worker daemon", io)
 	root := fs.String("root", "", "the worker's folder")
 	grace := fs.Int("grace", machine.DefaultOrphanGrace, "seconds before orphaned experiments are stopped")
 	if code, done := parse(fs, args, 0, io); done {
 		return code
 	}
-	if err := machine.DaemonMain(*root, time.Duration(*grace)*time.Second); err != nil {
+	if err := machine.DaemonMain(ctx, *root, time.Duration(*grace)*time.Second); err != nil {
 		return fail(io, err)
 	}
 	return exitOK

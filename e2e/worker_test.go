@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -261,6 +262,48 @@ func TestWorkerLostGivesInterrupted(t *testing.T) {
 		t.Errorf("want completed, the lost run interrupted with its reason and the replicate succeeded locally; got %s, first %+v, retry %+v\n%s",
 			snap.Status, first, retry, r)
 	}
+}
+
+// TestWorkerDaemonStopsOnSIGTERM: SIGTERM to the worker's daemon (an
+// administrator stopping it) stops the experiment it runs at once: the
+// daemon exits, no process of the experiment is left, and the receipt is
+// interrupted with the daemon's reason; the study goes on (its replicate
+// runs on this host).
+func TestWorkerDaemonStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	w := startWorkerStudy(t, "kill", 60, nil, "lo", "local")
+	c, b := w.c, w.b
+	daemons := workerDaemons(w.root)
+	if len(daemons) != 1 {
+		t.Fatalf("%d worker daemons run, want 1", len(daemons))
+	}
+	if err := syscall.Kill(daemons[0], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the daemon to exit and its experiment to stop", func() bool {
+		return !alive(daemons[0]) && len(procsWith(c.marker)) == 0
+	})
+	r := b.wait(t, 90*time.Second)
+	snap := status(t, c.dir)
+	first, _ := firstByKey(snap, "first")
+	retry, _ := firstByKey(snap, "retry-1")
+	if r.code != 0 || snap.Status != "completed" || first.Status != "interrupted" || !strings.Contains(first.Error, "SIGTERM") ||
+		retry.Status != "succeeded" {
+		t.Errorf("want completed, the stopped run interrupted with the daemon's reason and the replicate succeeded; got %s, first %+v, retry %+v\n%s",
+			snap.Status, first, retry, r)
+	}
+}
+
+// workerDaemons are the pids of the worker daemons of root.
+func workerDaemons(root string) []int {
+	var pids []int
+	for _, pid := range procsWith(filepath.Join(root, "bin")) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if bytes.Contains(cmdline, []byte("daemon\x00")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestWorkerStopsOrphans: after kill -9 of the supervisor, the worker

@@ -32,6 +32,8 @@ type daemon struct {
 
 	mu       sync.Mutex
 	sessions int
+	conns    map[net.Conn]struct{} // the sessions' connections
+	stopping bool                  // set once by shutdown: no job starts after it
 	jobs     map[string]*job
 	probes   map[sandbox.Backend]sandbox.Report // available backends, probed once
 	idleFrom time.Time                          // when the last session left
@@ -43,8 +45,11 @@ func stateDir(root string) string { return filepath.Join(root, "state") }
 
 func socketPath(state string) string { return filepath.Join(state, "run", "daemon.sock") }
 
-// DaemonMain runs the daemon of root until it has been idle for the grace.
-func DaemonMain(root string, grace time.Duration) error {
+// DaemonMain runs the daemon of root until it has been idle for the grace,
+// or until ctx ends (SIGTERM or SIGINT): it then stops every running job,
+// recording it lost with the reason, ends its sessions and returns once
+// the jobs' processes are gone.
+func DaemonMain(ctx context.Context, root string, grace time.Duration) error {
 	if os.Geteuid() == 0 {
 		return fmt.Errorf("the worker daemon never runs as root (use --run-as): %w", ErrInvalid)
 	}
@@ -71,10 +76,10 @@ func DaemonMain(root string, grace time.Duration) error {
 	d.reconcile()
 	d.reconcileCollected()
 	d.pruneCapabilities()
-	return d.serve()
+	return d.serve(ctx)
 }
 
-func (d *daemon) serve() error {
+func (d *daemon) serve(parent context.Context) error {
 	sock := socketPath(d.root)
 	_ = os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
@@ -84,19 +89,77 @@ func (d *daemon) serve() error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go d.watchIdle(ctx, ln)
+	go func() {
+		select {
+		case <-parent.Done():
+			d.shutdown(ln, "the worker's daemon was stopped (SIGTERM or SIGINT) while the experiment ran; it was stopped and not rerun")
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			break
 		}
+		if !d.track(conn, true) {
+			_ = conn.Close() // accepted as shutdown began
+			continue
+		}
 		d.attach(+1)
 		d.wg.Go(func() {
 			defer d.attach(-1)
+			defer d.track(conn, false)
 			d.session(conn)
 		})
 	}
 	d.wg.Wait()
 	return nil
+}
+
+// track adds (or removes) a session's connection; it refuses a new one
+// once shutdown has begun.
+func (d *daemon) track(conn net.Conn, add bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !add {
+		delete(d.conns, conn)
+		return true
+	}
+	if d.stopping {
+		return false
+	}
+	if d.conns == nil {
+		d.conns = map[net.Conn]struct{}{}
+	}
+	d.conns[conn] = struct{}{}
+	return true
+}
+
+// shutdown stops the daemon: no job starts any more, every running one is
+// stopped and recorded lost with reason, and the listener and every
+// session's connection are closed (serve then waits for the jobs).
+func (d *daemon) shutdown(ln net.Listener, reason string) {
+	d.mu.Lock()
+	d.stopping = true
+	var running []*job
+	for _, j := range d.jobs {
+		if j.active() {
+			running = append(running, j)
+		}
+	}
+	conns := make([]net.Conn, 0, len(d.conns))
+	for c := range d.conns {
+		conns = append(conns, c)
+	}
+	d.mu.Unlock()
+	d.log.Info("daemon stopping", "reason", "signal", "running_jobs", len(running))
+	for _, j := range running {
+		j.orphan(reason)
+	}
+	_ = ln.Close()
+	for _, c := range conns {
+		_ = c.Close()
+	}
 }
 
 func (d *daemon) attach(n int) {

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -53,9 +54,13 @@ func newTestWorker(t *testing.T, grace time.Duration) *testWorker {
 func (w *testWorker) connect(t *testing.T) {
 	t.Helper()
 	client, server := net.Pipe()
+	if !w.d.track(server, true) {
+		t.Fatal("the daemon is stopping")
+	}
 	w.d.attach(+1)
 	w.d.wg.Go(func() {
 		defer w.d.attach(-1)
+		defer w.d.track(server, false)
 		w.d.session(server)
 	})
 	s := newSession(w.m.t, nil, client)
@@ -160,3 +165,57 @@ func TestDaemonStopsOrphans(t *testing.T) {
 type nopListener struct{ net.Listener }
 
 func (nopListener) Close() error { return nil }
+
+// TestDaemonStopsOnSignal: when the daemon's context ends (the CLI's
+// SIGTERM or SIGINT), serve stops the running job and records it lost with
+// the reason, ends the sessions and returns once the job has ended; a job
+// staged meanwhile cannot start.
+func TestDaemonStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	w := newTestWorker(t, time.Minute)
+	spec := w.spec(t, "sleep 30; : > out.txt\n")
+	ctx := context.Background()
+	for _, id := range []string{"job_run", "job_staged"} {
+		req, _ := jobRequest(id, sandbox.Bubblewrap, spec)
+		var cr createReply
+		if err := w.m.sess.call(ctx, opCreate, req, &cr); err != nil {
+			t.Fatal(err)
+		}
+		if id == "job_run" {
+			a := &attempt{m: w.m, req: req, spec: spec}
+			if st, err := a.stage(ctx, w.m.sess, cr.Missing); err != nil || st.Status != jobRunning {
+				t.Fatalf("start = %+v, %v", st, err)
+			}
+		}
+	}
+	sig, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- w.d.serve(sig) }()
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not return after its context ended")
+	}
+	w.d.mu.Lock()
+	run, staged := w.d.jobs["job_run"], w.d.jobs["job_staged"]
+	w.d.mu.Unlock()
+	if st := run.snapshot(); st.Status != jobLost || !strings.Contains(st.Reason, "SIGTERM") {
+		t.Errorf("the running job = %s (%q), want lost with the reason", st.Status, st.Reason)
+	}
+	select {
+	case <-run.done:
+	default:
+		t.Error("serve returned before the running job ended")
+	}
+	body, _ := json.Marshal(jobArgs{ID: "job_staged"})
+	if st, err := w.d.start(frame{Body: body}); err == nil || st.Status == jobRunning {
+		t.Errorf("a start after the shutdown = %+v, %v; want it refused", st, err)
+	}
+	if staged.active() {
+		t.Error("the staged job runs")
+	}
+}

@@ -187,10 +187,15 @@ func (d *daemon) start(f frame) (JobState, error) {
 			return JobState{}, fmt.Errorf("start: input %s (%s) has not arrived", in.Rel, in.SHA256)
 		}
 	}
+	d.mu.Lock() // d.mu before j.mu, as everywhere: shutdown sees this job running or refuses it
+	defer d.mu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state.Status != jobStaged {
 		return j.state, nil
+	}
+	if d.stopping {
+		return JobState{}, errors.New("start: the worker's daemon is stopping")
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	j.state.Status, j.stop = jobRunning, stop
