@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -97,11 +98,11 @@ func undoCreate(c Campaign, lock *Lock, made bool) {
 }
 
 // publishStore writes a new store under a temporary name in c (its
-// migrations, then record in one transaction), closes it and renames it to
-// c's store: the store appears whole or not at all. A closed WAL store
-// leaves no -wal file; one left would hold committed pages the rename
-// would not carry, so it fails the creation.
-func publishStore(ctx context.Context, c Campaign, record func(*store.Tx) error) error {
+// migrations, then record in one transaction), runs then on it, closes it
+// and renames it to c's store: the store appears whole or not at all. A
+// closed WAL store leaves no -wal file; one left would hold committed
+// pages the rename would not carry, so it fails the creation.
+func publishStore(ctx context.Context, c Campaign, record func(*store.Tx) error, then func(*store.Store) error) error {
 	tmp := filepath.Join(c.Dir, tempStoreName)
 	for _, suf := range sqliteSuffixes {
 		if err := os.Remove(tmp + suf); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -113,6 +114,9 @@ func publishStore(ctx context.Context, c Campaign, record func(*store.Tx) error)
 		return err
 	}
 	err = s.Tx(ctx, record)
+	if err == nil {
+		err = then(s)
+	}
 	if cerr := s.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close the new store: %w", cerr)
 	}
@@ -129,6 +133,43 @@ func publishStore(ctx context.Context, c Campaign, record func(*store.Tx) error)
 		return fmt.Errorf("publish the new store: %w", err)
 	}
 	return syncFile(c.Dir)
+}
+
+// firstReportPrefix names the files a creation writes its first reports
+// under before renaming them into place.
+const firstReportPrefix = ".simjecture-creating-"
+
+// writeFirstReports writes report.json and LEDGER.md of the study being
+// created from its temporary store s, before the store is renamed into
+// place: a study that exists has reports whose event head is its log's
+// (verify checks it). The creation marker first lists them with their
+// content, on top of planned, and the names they are written under first
+// with any content, so a kill at any point leaves only what a later study
+// takes over.
+func writeFirstReports(ctx context.Context, c Campaign, s *store.Store, planned map[string][]byte) error {
+	files, err := reportFiles(ctx, c, s)
+	if err != nil {
+		return err
+	}
+	all := maps.Clone(planned)
+	var partial []string
+	for _, f := range files {
+		all[f.name] = f.body
+		partial = append(partial, firstReportPrefix+f.name)
+	}
+	if err := writeCreationMarker(c, all, partial...); err != nil {
+		return err
+	}
+	for _, f := range files {
+		tmp := filepath.Join(c.Dir, firstReportPrefix+f.name)
+		if err := os.WriteFile(tmp, f.body, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
+		}
+		if err := os.Rename(tmp, filepath.Join(c.Dir, f.name)); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
+		}
+	}
+	return nil
 }
 
 // syncFile flushes a file or folder to disk.

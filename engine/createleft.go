@@ -46,12 +46,16 @@ var leftoverDirs = []string{"operator", "research", "experiments", "supervisor"}
 const creationMarker = ".simjecture-creating"
 
 // writeCreationMarker lists files (path relative to c.Dir → content) in
-// c's creation marker.
-func writeCreationMarker(c Campaign, files map[string][]byte) error {
+// c's creation marker, and the names in anyContent (temporary files of
+// this creation, whose content a kill may have cut short) with any content.
+func writeCreationMarker(c Campaign, files map[string][]byte, anyContent ...string) error {
 	sums := map[string]string{}
 	for rel, b := range files {
 		sum := sha256.Sum256(b)
 		sums[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
+	}
+	for _, rel := range anyContent {
+		sums[filepath.ToSlash(rel)] = ""
 	}
 	body, err := json.Marshal(sums)
 	if err != nil {
@@ -117,7 +121,7 @@ func (c Campaign) leftovers(ctx context.Context) ([]string, bool, error) {
 			if marked {
 				found = append(found, files...)
 			}
-		case e.Type().IsRegular() && (name == creationMarker || isStoreFile(name)):
+		case e.Type().IsRegular() && (name == creationMarker || isStoreFile(name) || marked && listedFile(c.Dir, name, sums)):
 			found = append(found, filepath.Join(c.Dir, name))
 		default:
 			return nil, false, nil
@@ -166,8 +170,7 @@ func listedFiles(dir, top string, sums map[string]string) ([]string, bool) {
 		case d.IsDir() && (rel == top || leadsToListed(rel, sums)):
 			return nil
 		case d.Type().IsRegular():
-			want, ok := sums[rel]
-			if !ok || (want != "" && fileSHA256(p) != want) {
+			if !listedFile(dir, rel, sums) {
 				return fs.ErrInvalid
 			}
 			files = append(files, p)
@@ -176,6 +179,13 @@ func listedFiles(dir, top string, sums map[string]string) ([]string, bool) {
 		return fs.ErrInvalid
 	})
 	return files, err == nil
+}
+
+// listedFile reports whether the regular file rel under dir is listed in
+// sums with its content (an empty sum accepts any content).
+func listedFile(dir, rel string, sums map[string]string) bool {
+	want, ok := sums[filepath.ToSlash(rel)]
+	return ok && (want == "" || fileSHA256(filepath.Join(dir, rel)) == want)
 }
 
 // leadsToListed reports whether folder rel is an ancestor of a listed file.

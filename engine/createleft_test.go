@@ -60,6 +60,22 @@ func mark(t *testing.T, c Campaign, files map[string]string) {
 	}
 }
 
+// reportsLeft writes the first reports a creation lists in its marker
+// (with the operator's files of leftBehind), and the files named.
+func reportsLeft(t *testing.T, c Campaign, names ...string) {
+	t.Helper()
+	planned := map[string][]byte{"operator/hypothesis.txt": []byte("an old hypothesis"),
+		"operator/instructions.txt": []byte("old instructions"),
+		"report.json":               []byte("{}\n"), "LEDGER.md": []byte("# Study ledger\n")}
+	partial := []string{firstReportPrefix + "report.json", firstReportPrefix + "LEDGER.md"}
+	if err := writeCreationMarker(c, planned, partial...); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		put(t, c, n, string(planned[n]))
+	}
+}
+
 // oldBlankStore makes the store a creation before the temporary store
 // left when killed before its study row: simjecture.db with no study.
 func oldBlankStore(t *testing.T, c Campaign, record func(*store.Tx) error) {
@@ -128,6 +144,16 @@ func TestInterruptedCreation(t *testing.T) {
 			put(t, c, "operator/hypothesis.txt", "my draft")
 			put(t, c, "research/inherited/precious-results.csv", "1,2,3")
 		}, "non-empty folder", "research/inherited/precious-results.csv"},
+		{"first reports, one cut short", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			reportsLeft(t, c, "report.json")
+			put(t, c, firstReportPrefix+"LEDGER.md", "# Study led")
+		}, "", ""},
+		{"a report edited since", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			reportsLeft(t, c, "report.json", "LEDGER.md")
+			put(t, c, "LEDGER.md", "my own notes")
+		}, "non-empty folder", "LEDGER.md"},
 		{"old blank store", func(t *testing.T, c Campaign) {
 			leftBehind(t, c)
 			oldBlankStore(t, c, nil)

@@ -29,9 +29,30 @@ type Audit struct {
 
 // WriteReports writes report.json and LEDGER.md atomically.
 func WriteReports(ctx context.Context, c Campaign, s *store.Store) error {
-	snap, err := LoadSnapshot(ctx, c, s)
+	files, err := reportFiles(ctx, c, s)
 	if err != nil {
 		return err
+	}
+	for _, f := range files {
+		if err := writeAtomic(filepath.Join(c.Dir, f.name), f.body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportFile is one report and its content.
+type reportFile struct {
+	name string
+	body []byte
+}
+
+// reportFiles renders report.json and LEDGER.md, in the order they are
+// written.
+func reportFiles(ctx context.Context, c Campaign, s *store.Store) ([]reportFile, error) {
+	snap, err := LoadSnapshot(ctx, c, s)
+	if err != nil {
+		return nil, err
 	}
 	rep := Report{Snapshot: snap, Audit: audit(snap)}
 	err = s.Read(ctx, func(tx *store.Tx) error {
@@ -40,16 +61,13 @@ func WriteReports(ctx context.Context, c Campaign, s *store.Store) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
+		return nil, fmt.Errorf("encode report: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(c.Dir, "report.json"), append(body, '\n')); err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(c.Dir, "LEDGER.md"), []byte(Ledger(rep)))
+	return []reportFile{{"report.json", append(body, '\n')}, {"LEDGER.md", []byte(Ledger(rep))}}, nil
 }
 
 func audit(s Snapshot) Audit {

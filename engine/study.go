@@ -298,7 +298,9 @@ func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
 			return err
 		}
 	}
-	if err := publishStore(ctx, c, func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) }); err != nil {
+	record := func(tx *store.Tx) error { return recordNewStudy(tx, k, string(hyp)) }
+	reports := func(s *store.Store) error { return writeFirstReports(ctx, c, s, planned) }
+	if err := publishStore(ctx, c, record, reports); err != nil {
 		return err
 	}
 	// The study exists; a marker a kill leaves here is ignored (and taken by no reader).
