@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,12 +14,12 @@ import (
 
 // RemoteSamples are the process monitor's rows for the experiments of
 // receipts running on a worker: one row each, at depth 1 under the
-// supervisor, with its machine, host and job and its wall time since it
-// started. An experiment with live figures in usage (an SSH worker's,
-// sampled there about once a second: RemoteUsage) shows its tree's CPU,
-// memory and their histories; one without (a Slurm job, or before the
-// first figures arrive) keeps zero figures and nil histories, with
-// Remote.Sampled false.
+// supervisor, with its machine, host (a Slurm job's node) and job and its
+// wall time since it started. An experiment with live figures in usage
+// (sampled about once a second on the SSH worker or the Slurm node:
+// RemoteUsage) shows its tree's CPU, memory and their histories; one
+// without (before the first figures arrive) keeps zero figures and nil
+// histories, with Remote.Sampled false.
 func RemoteSamples(receipts []Receipt, now time.Time, usage map[string]RemoteUsage) []ProcSample {
 	var out []ProcSample
 	for _, r := range receipts {
@@ -26,7 +27,7 @@ func RemoteSamples(receipts []Receipt, now time.Time, usage map[string]RemoteUsa
 			continue
 		}
 		s := ProcSample{Depth: 1, Command: r.Source, State: "R", Role: RoleExperiment, Experiment: r.ID,
-			Backend: string(r.IsolationBackend), Remote: &RemoteProc{Machine: r.Machine, Host: r.Remote.Host, Job: r.Remote.Job}}
+			Backend: string(r.IsolationBackend), Remote: &RemoteProc{Machine: r.Machine, Host: cmp.Or(r.Remote.Host, r.Remote.Node), Job: r.Remote.Job}}
 		if s.Command == "" {
 			s.Command = r.Capability
 		}

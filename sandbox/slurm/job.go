@@ -70,6 +70,9 @@ func nodeRunSpec(f jobFolder, spec sandbox.Spec, job string) (sandbox.Spec, erro
 	}
 	spec.SelfExe = self
 	spec.ArtifactDir = f.path(outDir)
+	// Live figures for the coordinator's process monitor (liveUsage): best
+	// effort, the record is what counts.
+	spec.Usage = func(u sandbox.Usage) { _ = writeJSON(f.path(usageFile), u) }
 	spec.RunDir = filepath.Join(os.TempDir(), "simjecture-slurm-"+f.name+"-"+job)
 	return spec, nil
 }

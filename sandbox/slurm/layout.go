@@ -33,6 +33,7 @@ const (
 	jobIDFile     = "job_id"      // the Slurm job id, written after sbatch answered
 	recordFile    = "record.json" // the job's terminal record, written by the job
 	heartbeatFile = "heartbeat"   // touched by the supervisor; the job stops its experiment when it is stale
+	usageFile     = "usage.json"  // the experiment's latest live figures, written by the job about once a second
 	inputsDir     = "inputs"      // the staged sealed files
 	outDir        = "out"         // collected outputs, stdout.log, stderr.log
 )

@@ -109,6 +109,7 @@ func (c *Cluster) await(ctx context.Context, f jobFolder, j Job, id string) (Out
 		case st := <-states:
 			w.observe(st)
 		case <-tick.C:
+			w.liveUsage()
 		}
 	}
 }
@@ -134,6 +135,25 @@ type waiter struct {
 	ended     *time.Time // when the scheduler first said the job ended (or forgot it)
 	cancelled bool       // we ran scancel
 	cancelErr error
+	usageRead time.Time // when liveUsage last read the job's figures
+	usageAt   time.Time // the node's time of the last figures handed on
+}
+
+// liveUsage hands the job's latest live figures (written on its node about
+// once a second) to j.Spec.Usage: at most once per sandbox.UsageEvery,
+// while the scheduler says the job runs, and only figures newer than the
+// last ones (by the node's clock).
+func (w *waiter) liveUsage() {
+	if w.j.Spec.Usage == nil || w.state.State != "RUNNING" || time.Since(w.usageRead) < sandbox.UsageEvery {
+		return
+	}
+	w.usageRead = time.Now()
+	var u sandbox.Usage
+	if w.c.readJSON(w.f.path(usageFile), &u) != nil || !u.At.After(w.usageAt) {
+		return
+	}
+	w.usageAt = u.At
+	w.j.Spec.Usage(u)
 }
 
 // observe takes one poll's answer about the job.
