@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -20,19 +19,7 @@ func TestSlurmUsageInProcessMonitor(t *testing.T) {
 	b := startWith(t, envv, camp.args(300, 120, "--worker", "hpc")...)
 	waitFor(t, 60*time.Second, "the experiment to run as a job", func() bool { return len(procsWith(camp.marker)) > 0 })
 	scr := tuiScreenSized(t, 160, 40, append(tuiEnv(), envv...), bin, "tui", "--campaign", camp.dir, "--read-only")
-	scr.waitText(20*time.Second, "RUNNING", "1 running")
-	var row string
-	scr.waitFor(30*time.Second, "the job's row with CPU > 0 and 100–300 MiB", func(sc string) bool {
-		for _, l := range paneRows(sc, "Processes (", "Reviews") {
-			if strings.Contains(l, "⟨on hpc") {
-				row = l
-				cpu, mib, ok := remoteFigures(l)
-				return ok && cpu > 0 && mib >= 100 && mib <= 300
-			}
-		}
-		return false
-	})
-	t.Logf("the job's row: %s", row)
+	waitRemoteRow(t, scr, "hpc")
 	scr.keys("q")
 	scr.waitExit(10 * time.Second)
 	if r := runWith(t, envv, time.Minute, "cancel", "--campaign", camp.dir); r.code != 0 {

@@ -22,11 +22,25 @@ func TestWorkerUsageInProcessMonitor(t *testing.T) {
 	b := startEnv(t, s.env(), c.args(300, 120, "--worker", "lo")...)
 	waitFor(t, 60*time.Second, "the experiment to run on the worker", func() bool { return len(procsWith(c.marker)) > 0 })
 	scr := tuiScreenSized(t, 160, 40, append(tuiEnv(), s.env()...), bin, "tui", "--campaign", c.dir, "--read-only")
+	row := waitRemoteRow(t, scr, "lo")
+	if f := strings.Fields(strings.TrimLeft(row, " ›")); len(f) == 0 || f[0] != "-" {
+		t.Errorf("the remote row has a pid of this host: %q", row)
+	}
+	scr.keys("q")
+	scr.waitExit(10 * time.Second)
+	stopStudy(t, s, c, b)
+}
+
+// waitRemoteRow waits until the process monitor of scr shows the row of
+// an experiment running on worker with CPU > 0 and 100–300 MiB, and
+// returns it.
+func waitRemoteRow(t *testing.T, scr *screen, worker string) string {
+	t.Helper()
 	scr.waitText(20*time.Second, "RUNNING", "1 running")
 	var row string
 	scr.waitFor(30*time.Second, "the remote row with CPU > 0 and 100–300 MiB", func(sc string) bool {
 		for _, l := range paneRows(sc, "Processes (", "Reviews") {
-			if strings.Contains(l, "⟨on lo") {
+			if strings.Contains(l, "⟨on "+worker) {
 				row = l
 				cpu, mib, ok := remoteFigures(l)
 				return ok && cpu > 0 && mib >= 100 && mib <= 300
@@ -35,12 +49,7 @@ func TestWorkerUsageInProcessMonitor(t *testing.T) {
 		return false
 	})
 	t.Logf("the remote row: %s", row)
-	if f := strings.Fields(strings.TrimLeft(row, " ›")); len(f) == 0 || f[0] != "-" {
-		t.Errorf("the remote row has a pid of this host: %q", row)
-	}
-	scr.keys("q")
-	scr.waitExit(10 * time.Second)
-	stopStudy(t, s, c, b)
+	return row
 }
 
 // remoteFigures reads CPU% and MiB from a process row, counting its
