@@ -16,8 +16,8 @@ import (
 // has: simjecture.db-wal and -shm left behind make the study unreadable to
 // an account that cannot write its folder (one study in about 100 kept them).
 func TestCloseLeavesNoJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "simjecture.db")
 	for i := range 100 {
-		path := filepath.Join(t.TempDir(), "simjecture.db")
 		s, err := Open(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
