@@ -12,7 +12,9 @@ import (
 	"time"
 )
 
-// OpenLab opens the lab of study c for a `lab` or `mcp` process: through
+// OpenLab opens the lab of study c for a `lab` or `mcp` process (cores and
+// memMB are this host's; a study with workers may ask for up to its
+// largest machine's): through
 // its supervisor's lab socket when one answers, so the supervisor alone
 // writes the store; else (no live supervisor, say an operator's `lab
 // status`) by opening the store directly. Where the store is read-only to
@@ -28,6 +30,9 @@ func OpenLab(ctx context.Context, c Campaign, cores int, memMB int64) (*Lab, err
 	s, err := c.Open(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if k, err := LoadContract(ctx, s); err == nil {
+		cores, memMB = poolLimits(k, cores, memMB)
 	}
 	return &Lab{C: c, S: s, Cores: cores, MemMB: memMB, ownsStore: true}, nil
 }

@@ -185,6 +185,9 @@ func checkOutputs(outs []string) ([]string, error) {
 
 func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
 	res := Resources{CPUs: 1, MemoryMB: DefaultMemoryMB, MaxFileMB: DefaultMaxFileMB}
+	if l.MemMB > 0 { // a pool whose largest machine has less: the default is all of it
+		res.MemoryMB = min(res.MemoryMB, l.MemMB)
+	}
 	if a.Resources != nil {
 		if a.Resources.CPUs != 0 {
 			res.CPUs = a.Resources.CPUs
@@ -204,9 +207,9 @@ func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
 	case timeout <= 0 || timeout > MaxTimeout:
 		return res, 0, fmt.Errorf("timeout must be in (0, %d] seconds: %w", MaxTimeout, ErrLab)
 	case res.CPUs < 1 || (l.Cores > 0 && res.CPUs > l.Cores):
-		return res, 0, fmt.Errorf("resources.cpus must be 1 to %d (this machine's cores): %w", l.Cores, ErrLab)
+		return res, 0, fmt.Errorf("resources.cpus must be 1 to %d (the most cores one machine of the study's pool has): %w", l.Cores, ErrLab)
 	case res.MemoryMB < 16 || (l.MemMB > 0 && res.MemoryMB > l.MemMB):
-		return res, 0, fmt.Errorf("resources.memory_mb must be 16 to %d: %w", l.MemMB, ErrLab)
+		return res, 0, fmt.Errorf("resources.memory_mb must be 16 to %d (the most memory one machine of the study's pool has): %w", l.MemMB, ErrLab)
 	case res.MaxFileMB < 1 || res.MaxFileMB > 4096:
 		return res, 0, fmt.Errorf("resources.max_file_mb must be 1 to 4096: %w", ErrLab)
 	}

@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,7 +139,7 @@ func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn) {
 		sv.log.Warn("lab socket: refused a connection", "err", err)
 		return
 	}
-	lab := &Lab{C: sv.c, S: sv.s, Cores: runtime.NumCPU(), MemMB: sv.opt.MemMB}
+	lab := sv.newLab()
 	lines := bufio.NewScanner(conn)
 	lines.Buffer(make([]byte, 0, 64<<10), maxLabLine)
 	enc := json.NewEncoder(conn)

@@ -170,7 +170,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 		Role: provider.RoleWorker, Number: st.Turn, Prompt: prompt, Dir: sv.c.Research(),
 		LogDir: filepath.Join(sv.c.Supervisor(), fmt.Sprintf("turn-%05d", st.Turn)),
 		Env:    sv.roleEnv(plan), Timeout: sv.turnAllowance(), Cursor: plan.cursor, Model: sv.k.Model,
-		Tools: LabTools(plan.role), CallTool: labCaller(sv.c, sv.s, sv.opt.MemMB), Study: sv.c.Dir,
+		Tools: LabTools(plan.role), CallTool: labCaller(sv.newLab()), Study: sv.c.Dir,
 		MCPCommand: []string{sv.opt.SelfExe, "mcp", "--campaign", sv.c.Dir}, StateDir: sv.c.AgentState(),
 	}
 	if plan.idle > 0 {

@@ -107,6 +107,29 @@ func loadPool(k Contract) ([]machine.Profile, error) {
 	return out, nil
 }
 
+// poolLimits is the most CPUs and memory one machine of k's pool offers
+// (this host: cores and memMB): what one experiment may ask for, since
+// admission places it on one machine and would wait forever for a request
+// none can hold. A pool whose profiles cannot be read yields this host's
+// figures (the supervisor refuses to run it anyway).
+func poolLimits(k Contract, cores int, memMB int64) (int, int64) {
+	if len(k.Workers) == 0 {
+		return cores, memMB
+	}
+	profiles, err := loadPool(k)
+	if err != nil {
+		return cores, memMB
+	}
+	maxCPUs, maxMem := 0, int64(0)
+	for _, p := range profiles {
+		if p.Kind == machine.KindLocal {
+			p.CPUs, p.MemoryMB = cores, memMB
+		}
+		maxCPUs, maxMem = max(maxCPUs, p.CPUs), max(maxMem, p.MemoryMB)
+	}
+	return maxCPUs, maxMem
+}
+
 // slot is one machine of the pool with its admission accounting.
 type slot struct {
 	id       string

@@ -37,6 +37,7 @@ type Supervisor struct {
 	lock  *Lock
 	opt   Options
 	exec  *executor
+	limit [2]int64 // the most CPUs and memory (MB) one machine of the pool has (poolLimits)
 	Bus   *Bus
 	log   *slog.Logger // DIR/supervisor/supervisor.log
 	hz    harness      // consecutive harness errors, in memory
@@ -91,12 +92,20 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	}
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
+	cpus, memMB := poolLimits(k, opt.Cores, opt.MemMB)
+	sup.limit = [2]int64{int64(cpus), memMB}
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
 	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
 		memMB: opt.MemMB, run: opt.Run, notify: sup.Bus.Notify, running: map[string]*runningExp{},
 		log: sup.log, failed: sup.storeFailed, pool: pool}
 	return sup, nil
+}
+
+// newLab is a Lab of the study for this supervisor's own calls: the
+// resources one experiment may ask for are the pool's largest machine's.
+func (sv *Supervisor) newLab() *Lab {
+	return &Lab{C: sv.c, S: sv.s, Cores: int(sv.limit[0]), MemMB: sv.limit[1]}
 }
 
 func withDefaults(o Options) Options {

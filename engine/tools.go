@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 
 	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/store"
@@ -22,8 +21,7 @@ func LabTools(role Role) []provider.Tool {
 
 // labCaller runs lab calls in process for agents that call tools directly;
 // errors come back as the same {"ok":false,"error":…} object the CLI prints.
-func labCaller(c Campaign, s *store.Store, memMB int64) func(context.Context, string, []byte) (string, error) {
-	lab := &Lab{C: c, S: s, Cores: runtime.NumCPU(), MemMB: memMB}
+func labCaller(lab *Lab) func(context.Context, string, []byte) (string, error) {
 	return func(ctx context.Context, name string, args []byte) (string, error) {
 		result, err := lab.Call(ctx, name, args)
 		var body []byte
