@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,18 +26,29 @@ type Audit struct {
 	Backends         []string          `json:"isolation_backends"`
 }
 
-// WriteReports writes report.json and LEDGER.md atomically.
+// WriteReports writes report.json and LEDGER.md atomically, streaming
+// the receipts from one read of the store (streamReports).
 func WriteReports(ctx context.Context, c Campaign, s *store.Store) error {
-	files, err := reportFiles(ctx, c, s)
+	report, err := createAtomic(filepath.Join(c.Dir, "report.json"))
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if err := writeAtomic(filepath.Join(c.Dir, f.name), f.body); err != nil {
-			return err
-		}
+	ledger, err := createAtomic(filepath.Join(c.Dir, "LEDGER.md"))
+	if err != nil {
+		report.abort()
+		return err
 	}
-	return nil
+	err = s.Read(ctx, func(tx *store.Tx) error { return streamReports(tx, c, report.w, ledger.w) })
+	if err != nil {
+		report.abort()
+		ledger.abort()
+		return err
+	}
+	if err := report.commit(); err != nil {
+		ledger.abort()
+		return err
+	}
+	return ledger.commit()
 }
 
 // reportFile is one report and its content.
@@ -94,35 +104,27 @@ func audit(s Snapshot) Audit {
 	return a
 }
 
-func writeAtomic(path string, body []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	// No fsync: the rename is atomic against a crash of the process, which is
-	// what the reports must survive; the store holds the durable truth, and
-	// the reports are rewritten from it at every state change and exit.
-	if _, err := tmp.Write(body); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_ = os.Chmod(tmp.Name(), 0o644)
-	return os.Rename(tmp.Name(), path)
-}
-
 // Ledger renders the human-readable LEDGER.md.
 func Ledger(r Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Study ledger — %s\n\n", r.StudyID)
-	fmt.Fprintf(&b, "- Status: **%s** (scientific status: %s)\n", r.Status, r.Audit.ScientificStatus)
-	fmt.Fprintf(&b, "- Agent: %s / %s · execution backend: %s\n", r.AgentBackend, r.Model, r.ExecutionBackend)
-	fmt.Fprintf(&b, "- Created %s · deadline %s · %d turns\n\n", r.CreatedAt.Format("2006-01-02 15:04:05Z"), r.Deadline.Format("2006-01-02 15:04:05Z"), r.Turn)
+	ledgerSummary(&b, r)
+	writeScience(&b, r.Snapshot)
+	b.WriteString(experimentsHeader)
+	for _, e := range r.Experiments {
+		b.WriteString(experimentRow(e))
+	}
+	b.WriteString(ledgerTail)
+	return b.String()
+}
+
+// ledgerSummary writes LEDGER.md's study lines, claims and reviews.
+func ledgerSummary(b *strings.Builder, r Report) {
+	fmt.Fprintf(b, "# Study ledger — %s\n\n", r.StudyID)
+	fmt.Fprintf(b, "- Status: **%s** (scientific status: %s)\n", r.Status, r.Audit.ScientificStatus)
+	fmt.Fprintf(b, "- Agent: %s / %s · execution backend: %s\n", r.AgentBackend, r.Model, r.ExecutionBackend)
+	fmt.Fprintf(b, "- Created %s · deadline %s · %d turns\n\n", r.CreatedAt.Format("2006-01-02 15:04:05Z"), r.Deadline.Format("2006-01-02 15:04:05Z"), r.Turn)
 	if r.Status == StatusPausedExternalError && r.Provider.Attention != nil {
-		fmt.Fprintf(&b, "> Needs the operator: %s\n\n", *r.Provider.Attention)
+		fmt.Fprintf(b, "> Needs the operator: %s\n\n", *r.Provider.Attention)
 	}
 	b.WriteString("## Claims\n\n| id | status | parent | statement |\n|---|---|---|---|\n")
 	for _, c := range r.Claims {
@@ -130,7 +132,7 @@ func Ledger(r Report) string {
 		if c.Parent != nil {
 			parent = *c.Parent
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.ID, c.Status, parent, cell(c.Statement))
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.ID, c.Status, parent, cell(c.Statement))
 	}
 	b.WriteString("\n## Reviews\n\n| id | claim | requested | status | decision | rationale |\n|---|---|---|---|---|---|\n")
 	for _, v := range r.Reviews {
@@ -142,30 +144,27 @@ func Ledger(r Report) string {
 		if v.Stage != "" {
 			requested = fmt.Sprintf("%s review of v%d", v.Stage, v.ContractVersion)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", v.ID, v.Claim, requested, v.Status, dec, why)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", v.ID, v.Claim, requested, v.Status, dec, why)
 	}
-	writeScience(&b, r.Snapshot)
-	writeExperiments(&b, r.Experiments)
-	b.WriteString("\nIncomplete is not a scientific result: only claims accepted by the independent reviewer count.\n")
-	return b.String()
 }
 
-func writeExperiments(b *strings.Builder, exps []Receipt) {
-	b.WriteString("\n## Experiments\n\n| id | status | backend | source | args | wall s | peak RSS MiB | limit |\n|---|---|---|---|---|---|---|---|\n")
-	for _, e := range exps {
-		wall, rss, limit := "—", "—", "—"
-		if e.WallSeconds != nil {
-			wall = fmt.Sprintf("%.2f", *e.WallSeconds)
-		}
-		if e.PeakRSSBytes != nil {
-			rss = fmt.Sprintf("%.1f", float64(*e.PeakRSSBytes)/(1<<20))
-		}
-		if e.LimitExceeded != nil {
-			limit = *e.LimitExceeded
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", e.ID, e.Status, e.IsolationBackend, cell(e.Source),
-			cell(strings.Join(e.Args, " ")), wall, rss, limit)
+// experimentsHeader begins LEDGER.md's experiment table.
+const experimentsHeader = "\n## Experiments\n\n| id | status | backend | source | args | wall s | peak RSS MiB | limit |\n|---|---|---|---|---|---|---|---|\n"
+
+// experimentRow is e's row of LEDGER.md's experiment table.
+func experimentRow(e Receipt) string {
+	wall, rss, limit := "—", "—", "—"
+	if e.WallSeconds != nil {
+		wall = fmt.Sprintf("%.2f", *e.WallSeconds)
 	}
+	if e.PeakRSSBytes != nil {
+		rss = fmt.Sprintf("%.1f", float64(*e.PeakRSSBytes)/(1<<20))
+	}
+	if e.LimitExceeded != nil {
+		limit = *e.LimitExceeded
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", e.ID, e.Status, e.IsolationBackend, cell(e.Source),
+		cell(strings.Join(e.Args, " ")), wall, rss, limit)
 }
 
 func cell(s string) string {

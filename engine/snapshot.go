@@ -27,12 +27,19 @@ func loadSnapshot(ctx context.Context, c Campaign, s *store.Store, window int) (
 	var snap Snapshot
 	err := s.Read(ctx, func(tx *store.Tx) error {
 		var err error
-		if snap, err = readSnapshot(tx, window); err != nil {
-			return err
-		}
-		snap.ScienceView, err = readScience(tx, c, snap.Mode)
+		snap, err = snapshotIn(tx, c, window, window < 0)
 		return err
 	})
+	return snap, err
+}
+
+// snapshotIn reads c's study in tx: every experiment (window < 0) or the
+// newest window of them, with the notes when notes is set.
+func snapshotIn(tx *store.Tx, c Campaign, window int, notes bool) (Snapshot, error) {
+	snap, err := readSnapshot(tx, window, notes)
+	if err == nil {
+		snap.ScienceView, err = readScience(tx, c, snap.Mode)
+	}
 	if err != nil {
 		return snap, fmt.Errorf("read study: %w", err)
 	}
@@ -46,7 +53,7 @@ func loadSnapshot(ctx context.Context, c Campaign, s *store.Store, window int) (
 	return snap, nil
 }
 
-func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
+func readSnapshot(tx *store.Tx, window int, notes bool) (Snapshot, error) {
 	snap, err := readHeader(tx)
 	if err != nil {
 		return snap, err
@@ -57,7 +64,7 @@ func readSnapshot(tx *store.Tx, window int) (Snapshot, error) {
 	if snap.Steering, err = listSteering(tx); err != nil {
 		return snap, err
 	}
-	if window < 0 {
+	if notes {
 		snap.Notes, err = listNotes(tx)
 	}
 	return snap, err

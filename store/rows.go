@@ -199,6 +199,30 @@ func (t *Tx) ListDocsNewest(k Kind, limit int) ([]Doc, error) {
 	return t.queryDocs(k, q, limit)
 }
 
+// EachDoc calls fn with every document of kind k, in insertion order,
+// reading them one at a time (memory does not grow with their number).
+func (t *Tx) EachDoc(k Kind, fn func(Doc) error) error {
+	col, err := k.column()
+	if err != nil {
+		return err
+	}
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT id, seq, status, "+col+" FROM "+string(k)+" ORDER BY seq")
+	if err != nil {
+		return fmt.Errorf("list %s: %w", k, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		d, err := scanDoc(rows.Scan)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", k, err)
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 func (t *Tx) queryDocs(k Kind, q string, args ...any) ([]Doc, error) {
 	rows, err := t.tx.QueryContext(t.ctx, q, args...)
 	if err != nil {
