@@ -26,12 +26,15 @@ func cmdStatus(ctx context.Context, args []string, io stdio) int {
 		return fail(io, err)
 	}
 	defer v.Close()
+	if *asJSON { // streamed: memory does not grow with the study
+		if err := v.WriteSnapshotJSON(ctx, io.out); err != nil {
+			return fail(io, err)
+		}
+		return exitOK
+	}
 	snap, err := v.Snapshot(ctx)
 	if err != nil {
 		return fail(io, err)
-	}
-	if *asJSON {
-		return printJSON(io.out, snap)
 	}
 	fmt.Fprintln(io.out, statusText(snap))
 	return exitOK

@@ -3,9 +3,11 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,60 +41,105 @@ func streamReports(tx *store.Tx, c Campaign, report, ledger *bufio.Writer) error
 	rep := Report{Snapshot: snap, EventHead: EventHead{Seq: head.Seq, Hash: head.Hash}}
 	rep.Audit = audit(rep.Snapshot) // its claims part, for the ledger's head; its backends come with the receipts
 	rep.Experiments = []Receipt{}
-	before, _, err := splitReport(rep)
+	before, _, err := splitJSON(rep)
 	if err != nil {
 		return err
 	}
 	report.Write(before)
 	ledger.WriteString(ledgerHead(rep))
 	backends := map[string]bool{}
-	n := 0
-	err = tx.EachDoc(store.Experiments, func(d store.Doc) error {
-		var r Receipt
-		if err := json.Unmarshal(d.JSON, &r); err != nil {
-			return fmt.Errorf("decode %s %s: %w", store.Experiments, d.ID, err)
-		}
-		r = c.Place(r)
+	n, err := streamReceipts(tx, c, report, func(r Receipt) {
 		if b := string(r.IsolationBackend); b != "" && !backends[b] {
 			backends[b] = true
 			rep.Experiments = append(rep.Experiments, Receipt{IsolationBackend: r.IsolationBackend}) // for the audit's order
 		}
-		body, err := json.MarshalIndent(r, "    ", "  ")
-		if err != nil {
-			return fmt.Errorf("encode report: %w", err)
-		}
-		if n > 0 {
-			report.WriteByte(',')
-		}
-		report.WriteString("\n    ")
-		report.Write(body)
 		ledger.WriteString(experimentRow(r))
-		n++
-		return nil
 	})
 	if err != nil {
 		return err
 	}
 	rep.Audit = audit(rep.Snapshot)
 	rep.Experiments = []Receipt{}
-	_, after, err := splitReport(rep)
+	_, after, err := splitJSON(rep)
 	if err != nil {
 		return err
 	}
-	if n > 0 {
-		report.WriteString("\n  ")
-	}
-	report.Write(after)
-	report.WriteByte('\n')
+	endReceipts(report, n, after)
 	ledger.WriteString(ledgerTail)
 	return nil
 }
 
-// splitReport renders rep (with no receipts) and splits it around its
-// empty receipt list: before ends with the list's "[", after begins with
-// its "]".
-func splitReport(rep Report) (before, after []byte, err error) {
-	body, err := json.MarshalIndent(rep, "", "  ")
+// streamReceipts writes every receipt of c's study, read from tx one at a
+// time, as the elements of the report's (or snapshot's) indented
+// "experiments" list, passing each to seen too; it returns their number.
+func streamReceipts(tx *store.Tx, c Campaign, w *bufio.Writer, seen func(Receipt)) (int, error) {
+	n := 0
+	err := tx.EachDoc(store.Experiments, func(d store.Doc) error {
+		var r Receipt
+		if err := json.Unmarshal(d.JSON, &r); err != nil {
+			return fmt.Errorf("decode %s %s: %w", store.Experiments, d.ID, err)
+		}
+		r = c.Place(r)
+		body, err := json.MarshalIndent(r, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encode report: %w", err)
+		}
+		if n > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString("\n    ")
+		w.Write(body)
+		seen(r)
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// endReceipts closes a list of n streamed receipts and writes the rest of
+// the document, after, with the final newline.
+func endReceipts(w *bufio.Writer, n int, after []byte) {
+	if n > 0 {
+		w.WriteString("\n  ")
+	}
+	w.Write(after)
+	w.WriteByte('\n')
+}
+
+// WriteSnapshotJSON writes the study's snapshot as `status --json` prints
+// it (indented, every receipt), streaming the receipts from one read of
+// the store so that memory does not grow with their number.
+func (v *View) WriteSnapshotJSON(ctx context.Context, out io.Writer) error {
+	w := bufio.NewWriterSize(out, 64<<10)
+	err := v.s.Read(ctx, func(tx *store.Tx) error {
+		snap, err := snapshotIn(tx, v.c, 0, true)
+		if err != nil {
+			return err
+		}
+		snap.Experiments = []Receipt{}
+		before, after, err := splitJSON(snap)
+		if err != nil {
+			return err
+		}
+		w.Write(before)
+		n, err := streamReceipts(tx, v.c, w, func(Receipt) {})
+		if err != nil {
+			return err
+		}
+		endReceipts(w, n, after)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// splitJSON renders v (a report or snapshot with no receipts) and splits
+// it around its empty receipt list: before ends with the list's "[",
+// after begins with its "]".
+func splitJSON(v any) (before, after []byte, err error) {
+	body, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode report: %w", err)
 	}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +14,9 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// TestStreamedReportsMatchTheSnapshot: report.json and LEDGER.md written
-// by streaming the receipts are the bytes the whole-snapshot rendering
-// gives (remaining_seconds aside, which moves with the clock), with none,
+// TestStreamedReportsMatchTheSnapshot: report.json, LEDGER.md and
+// status --json written by streaming the receipts are the bytes the
+// whole-snapshot rendering gives (remaining_seconds aside, which moves with the clock), with none,
 // one and many receipts of two backends.
 func TestStreamedReportsMatchTheSnapshot(t *testing.T) {
 	for _, n := range []int{0, 1, 7} {
@@ -44,9 +46,26 @@ func TestStreamedReportsMatchTheSnapshot(t *testing.T) {
 			if err := WriteReports(ctx, c, s); err != nil {
 				t.Fatal(err)
 			}
+			snap, err := LoadSnapshot(ctx, c, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var whole, streamed bytes.Buffer
+			enc := json.NewEncoder(&whole) // as status --json printed it
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(snap); err != nil {
+				t.Fatal(err)
+			}
+			if err := (&View{c: c, s: s}).WriteSnapshotJSON(ctx, &streamed); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, reportFile{"status --json", whole.Bytes()})
 			clock := regexp.MustCompile(`"remaining_seconds": \d+`)
 			for _, f := range want {
 				got, err := os.ReadFile(filepath.Join(c.Dir, f.name))
+				if f.name == "status --json" {
+					got, err = streamed.Bytes(), nil
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
