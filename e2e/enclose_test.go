@@ -20,7 +20,7 @@ func TestCommandAgentCannotForgeTheRecord(t *testing.T) {
 	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
 		t.Skipf("bubblewrap is not available here:\n%s", r)
 	}
-	s := newForgerStudy(t)
+	s := newAdversaryStudy(t, "forger.py")
 	if r := sj(t, "", s.args(60)...); r.code != 0 {
 		t.Fatalf("study: want exit 0 (the forger pauses in turn 2), got %s", r)
 	}
@@ -64,14 +64,57 @@ func TestCommandAgentCannotForgeTheRecord(t *testing.T) {
 	}
 }
 
-func newForgerStudy(t *testing.T) faultStudy {
+// TestWorkerCannotRewriteItsReviewer: an enclosed command worker whose
+// experiments refute its claim (testdata/subvert.py) tries to rewrite its
+// own program — outside the campaign folder, writable on the host, and the
+// program its reviewer runs — so that the reviewer approves anything, in
+// place and by a rename over it, then asks for review. Both attempts fail
+// (the enclosure binds the study's programs read-only), the program keeps
+// its bytes, the honest reviewer's verdict stands, root is never supported
+// and verify passes.
+func TestWorkerCannotRewriteItsReviewer(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	s := newAdversaryStudy(t, "subvert.py")
+	before, _ := os.ReadFile(s.exe)
+	r := sj(t, "", s.args(60)...)
+	if r.code != 0 {
+		t.Fatalf("study: want exit 0 (the worker pauses once the review has a verdict), got %s", r)
+	}
+	if after, _ := os.ReadFile(s.exe); string(after) != string(before) {
+		t.Fatalf("the worker rewrote its reviewer's program")
+	}
+	logs, _ := filepath.Glob(filepath.Join(s.dir, "supervisor", "turn-00001", "stderr.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		t.Logf("turn 1 stderr:\n%s", b)
+		if strings.Contains(string(b), "rewrote the reviewer") {
+			t.Errorf("the worker says it rewrote the reviewer")
+		}
+	}
+	snap := status(t, s.dir)
+	for _, c := range snap.Claims {
+		if c.ID == "root" && c.Status == "supported" {
+			t.Errorf("root is supported: the forged reviewer approved it")
+		}
+	}
+	if r := sj(t, "", "verify", "--campaign", s.dir); r.code != 0 {
+		t.Errorf("verify: want exit 0, got %s", r)
+	}
+}
+
+// newAdversaryStudy is a fault study whose agent is testdata/NAME, copied
+// beside it (a program of the study, writable on the host).
+func newAdversaryStudy(t *testing.T, name string) faultStudy {
 	t.Helper()
 	s := newFaultStudy(t, "")
-	src, err := os.ReadFile(filepath.Join("testdata", "forger.py"))
+	src, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.exe = filepath.Join(filepath.Dir(s.exe), "forger.py")
+	s.exe = filepath.Join(filepath.Dir(s.exe), name)
 	if err := os.WriteFile(s.exe, src, 0o755); err != nil {
 		t.Fatal(err)
 	}

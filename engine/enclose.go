@@ -56,6 +56,7 @@ func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 		t.Wrap = enc.Guard
 		return t
 	}
+	enc = enc.WithPrograms(sv.progs.paths()...) // the programs the study runs later stay as they are
 	writable := []string{t.LogDir}
 	if t.Role == provider.RoleWorker {
 		writable = append([]string{sv.c.Research()}, writable...)

@@ -246,6 +246,10 @@ func countRecords(tx *store.Tx) (int, error) {
 
 // runTurn runs a turn while checking the boundary; a boundary stops the turn.
 func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn, idle time.Duration) (provider.Outcome, Status, error) {
+	if err := sv.progs.check(); err != nil {
+		sv.log.Error("a program of the study changed", "err", err)
+		return provider.Outcome{}, sv.needsAttention(ctx, "program changed", err.Error()), nil
+	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {

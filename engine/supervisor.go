@@ -37,7 +37,8 @@ type Supervisor struct {
 	lock  *Lock
 	opt   Options
 	exec  *executor
-	limit [2]int64 // the most CPUs and memory (MB) one machine of the pool has (poolLimits)
+	limit [2]int64    // the most CPUs and memory (MB) one machine of the pool has (poolLimits)
+	progs programPins // the programs the study runs, checked before every launch (programs.go)
 	Bus   *Bus
 	log   *slog.Logger // DIR/supervisor/supervisor.log
 	hz    harness      // consecutive harness errors, in memory
@@ -92,6 +93,7 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	}
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
+	sup.progs.names = []string{k.Executable, opt.SelfExe}
 	cpus, memMB := poolLimits(k, opt.Cores, opt.MemMB)
 	sup.limit = [2]int64{int64(cpus), memMB}
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")

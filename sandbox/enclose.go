@@ -43,8 +43,23 @@ const EnclosedArg = "__enclosed-exec"
 
 // Enclosure builds enclosed launch lines; the zero value encloses nothing.
 type Enclosure struct {
-	bwrap string // the bwrap executable; "" when the probe failed
-	self  string // this binary, for EnclosedArg
+	bwrap    string   // the bwrap executable; "" when the probe failed
+	self     string   // this binary, for EnclosedArg
+	programs []string // files bound read-only besides (WithPrograms)
+}
+
+// WithPrograms returns e that also binds the files at paths read-only
+// (the programs the study runs outside this enclosure later: an agent
+// kept its host, but not these); a path that is not a regular file now is
+// left out.
+func (e Enclosure) WithPrograms(paths ...string) Enclosure {
+	e.programs = nil
+	for _, p := range paths {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			e.programs = append(e.programs, p)
+		}
+	}
+	return e
 }
 
 // ProbeEnclosure probes Bubblewrap once; the enclosure is available where
@@ -91,6 +106,9 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 		"--dev-bind", "/", "/", "--ro-bind", readOnly, readOnly}
 	for _, w := range writable {
 		out = append(out, "--bind", w, w)
+	}
+	for _, p := range e.programs { // after the writable folders: read-only even inside one
+		out = append(out, "--ro-bind", p, p)
 	}
 	out = append(out, "--unshare-pid", "--proc", "/proc", "--cap-drop", "ALL", "--die-with-parent",
 		"--", e.self, EnclosedArg, path)
