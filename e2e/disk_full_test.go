@@ -81,6 +81,10 @@ func diskFull(t *testing.T, fill bool) {
 	if snap.Status != "paused_external_error" && !unrecorded && !failedForSpace {
 		t.Errorf("want paused_external_error after harness errors, or the receipt failed naming the free space:\n%s", snap.raw)
 	}
+	// The store's own full disk names its file and the free space too.
+	if said := r.stderr + snap.raw; unrecorded && !(strings.Contains(said, "no space left on the device of "+filepath.Join(dir, "simjecture.db")) && strings.Contains(said, "bytes free")) {
+		t.Errorf("the store's full disk does not name simjecture.db and the free space:\n%s", said)
+	}
 	if fill {
 		if err := os.Remove(filepath.Join(dir, "research", "filler")); err != nil {
 			t.Fatal(err)

@@ -77,6 +77,9 @@ func (h *harness) isTripped() bool {
 
 // storeError names the store call that failed, for the log and the operator.
 func storeError(op string, err error) error {
+	if full, ok := noSpace(err); ok { // the store's path and the free space
+		err = full
+	}
 	return fmt.Errorf("the study's store failed to %s: %w", op, err)
 }
 

@@ -10,9 +10,11 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -122,10 +124,32 @@ func (s *Store) migrate(ctx context.Context) error {
 	})
 }
 
-// Tx runs fn in one IMMEDIATE transaction and commits it when fn returns nil.
+// Tx runs fn in one IMMEDIATE transaction and commits it when fn returns
+// nil. A full disk (SQLITE_FULL) also reads as a write of the store's file
+// failing with ENOSPC, so callers can name the path and the free space.
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
-	return run(ctx, s.w, fn)
+	return s.diskFull(run(ctx, s.w, fn))
 }
+
+// diskFull adds to err, when SQLite says the disk is full, a PathError of
+// the store's file with ENOSPC.
+func (s *Store) diskFull(err error) error {
+	var se *sqlite.Error
+	if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_FULL {
+		return err
+	}
+	return &fullError{err: err, file: &fs.PathError{Op: "write", Path: s.path, Err: syscall.ENOSPC}}
+}
+
+// fullError is SQLite's full-disk error that also unwraps to the store's
+// file failing with ENOSPC; its message is SQLite's alone (one line).
+type fullError struct {
+	err  error
+	file *fs.PathError
+}
+
+func (e *fullError) Error() string   { return e.err.Error() }
+func (e *fullError) Unwrap() []error { return []error{e.err, e.file} }
 
 // Read runs fn in one read transaction: a consistent snapshot.
 func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
