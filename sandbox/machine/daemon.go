@@ -34,6 +34,7 @@ type daemon struct {
 	sessions int
 	conns    map[net.Conn]struct{} // the sessions' connections
 	stopping bool                  // set once by shutdown: no job starts after it
+	stopWhy  string                // why, recorded as the reason of a job refused a start
 	jobs     map[string]*job
 	probes   map[sandbox.Backend]sandbox.Report // available backends, probed once
 	idleFrom time.Time                          // when the last session left
@@ -92,7 +93,7 @@ func (d *daemon) serve(parent context.Context) error {
 	go func() {
 		select {
 		case <-parent.Done():
-			d.shutdown(ln, "the worker's daemon was stopped (SIGTERM or SIGINT) while the experiment ran; it was stopped and not rerun")
+			d.shutdown(ln, "the worker's daemon was stopped (SIGTERM or SIGINT): the experiment was stopped, or not started, and is not rerun")
 		case <-ctx.Done():
 		}
 	}()
@@ -135,12 +136,14 @@ func (d *daemon) track(conn net.Conn, add bool) bool {
 	return true
 }
 
-// shutdown stops the daemon: no job starts any more, every running one is
-// stopped and recorded lost with reason, and the listener and every
-// session's connection are closed (serve then waits for the jobs).
+// shutdown stops the daemon: no job starts any more (one asked to is
+// recorded lost with reason), every running one is stopped and recorded
+// lost with reason, and once they have ended — the sessions still up, so
+// their coordinators learn it — the listener and every session's
+// connection are closed.
 func (d *daemon) shutdown(ln net.Listener, reason string) {
 	d.mu.Lock()
-	d.stopping = true
+	d.stopping, d.stopWhy = true, reason
 	var running []*job
 	for _, j := range d.jobs {
 		if j.active() {
@@ -153,8 +156,12 @@ func (d *daemon) shutdown(ln net.Listener, reason string) {
 	}
 	d.mu.Unlock()
 	d.log.Info("daemon stopping", "reason", "signal", "running_jobs", len(running))
+	// Sessions accepted from here on are closed at once (track refuses them).
 	for _, j := range running {
 		j.orphan(reason)
+	}
+	for _, j := range running {
+		<-j.done // the runner stops its tree within its grace (SIGKILL after 2 s)
 	}
 	_ = ln.Close()
 	for _, c := range conns {

@@ -169,7 +169,7 @@ func (nopListener) Close() error { return nil }
 // TestDaemonStopsOnSignal: when the daemon's context ends (the CLI's
 // SIGTERM or SIGINT), serve stops the running job and records it lost with
 // the reason, ends the sessions and returns once the job has ended; a job
-// staged meanwhile cannot start.
+// staged meanwhile never starts: it is recorded lost with the reason.
 func TestDaemonStopsOnSignal(t *testing.T) {
 	t.Parallel()
 	w := newTestWorker(t, time.Minute)
@@ -212,8 +212,8 @@ func TestDaemonStopsOnSignal(t *testing.T) {
 		t.Error("serve returned before the running job ended")
 	}
 	body, _ := json.Marshal(jobArgs{ID: "job_staged"})
-	if st, err := w.d.start(frame{Body: body}); err == nil || st.Status == jobRunning {
-		t.Errorf("a start after the shutdown = %+v, %v; want it refused", st, err)
+	if st, err := w.d.start(frame{Body: body}); err != nil || st.Status != jobLost || !strings.Contains(st.Reason, "SIGTERM") {
+		t.Errorf("a start after the shutdown = %+v, %v; want the job lost with the reason, never run", st, err)
 	}
 	if staged.active() {
 		t.Error("the staged job runs")

@@ -194,8 +194,13 @@ func (d *daemon) start(f frame) (JobState, error) {
 	if j.state.Status != jobStaged {
 		return j.state, nil
 	}
-	if d.stopping {
-		return JobState{}, errors.New("start: the worker's daemon is stopping")
+	if d.stopping { // never run: lost, so its coordinator records it interrupted, not failed
+		j.state.Status, j.state.Reason = jobLost, d.stopWhy
+		if err := j.saveLocked(); err != nil {
+			return JobState{}, err
+		}
+		close(j.done)
+		return j.state, nil
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	j.state.Status, j.stop = jobRunning, stop

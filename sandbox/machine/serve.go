@@ -103,6 +103,7 @@ func connectDaemon(a ServeArgs) (net.Conn, error) {
 		return nil, err
 	}
 	deadline := time.Now().Add(daemonStart)
+	restart := time.Now().Add(daemonRestart)
 	for {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
@@ -112,9 +113,22 @@ func connectDaemon(a ServeArgs) (net.Conn, error) {
 			log, _ := os.ReadFile(filepath.Join(stateDir(a.Root), "run", "daemon.log"))
 			return nil, fmt.Errorf("the worker daemon did not start: %w: %s", err, tail(string(log), 500))
 		}
+		// A daemon that is stopping (SIGTERM, or its idle exit) holds the
+		// lock without a socket: the one started for us then exits at once.
+		// Start another now and then, until one takes the lock.
+		if time.Now().After(restart) {
+			if err := startDaemon(a); err != nil {
+				return nil, err
+			}
+			restart = time.Now().Add(daemonRestart)
+		}
 		time.Sleep(20 * time.Millisecond) // polls a socket another process creates
 	}
 }
+
+// daemonRestart is how often connectDaemon starts a daemon again while
+// none answers.
+const daemonRestart = 500 * time.Millisecond
 
 func startDaemon(a ServeArgs) error {
 	run := filepath.Join(stateDir(a.Root), "run")
