@@ -121,7 +121,8 @@ func (c Campaign) leftovers(ctx context.Context) ([]string, bool, error) {
 			if marked {
 				found = append(found, files...)
 			}
-		case e.Type().IsRegular() && (name == creationMarker || isStoreFile(name) || marked && listedFile(c.Dir, name, sums)):
+		case e.Type().IsRegular() && (name == creationMarker || name == creationMarker+".new" || isStoreFile(name) ||
+			marked && listedFile(c.Dir, name, sums)):
 			found = append(found, filepath.Join(c.Dir, name))
 		default:
 			return nil, false, nil

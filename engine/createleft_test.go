@@ -149,6 +149,10 @@ func TestInterruptedCreation(t *testing.T) {
 			reportsLeft(t, c, "report.json")
 			put(t, c, firstReportPrefix+"LEDGER.md", "# Study led")
 		}, "", ""},
+		{"a marker being rewritten", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			put(t, c, creationMarker+".new", `{"report.json":`) // killed before its rename
+		}, "", ""},
 		{"a report edited since", func(t *testing.T, c Campaign) {
 			leftBehind(t, c)
 			reportsLeft(t, c, "report.json", "LEDGER.md")
