@@ -17,6 +17,9 @@ type Lab struct {
 	S     *store.Store
 	Cores int   // CPU cores admission may hand out
 	MemMB int64 // memory admission may hand out
+	// sizes, when set, are the machines of the study's pool: a request
+	// must fit one of them whole (Cores and MemMB are then their largest).
+	sizes []machineSize
 
 	contract *Contract // loaded on first need
 	role     Role      // set: calls are made in this role (tests); else read from the store

@@ -31,10 +31,12 @@ func OpenLab(ctx context.Context, c Campaign, cores int, memMB int64) (*Lab, err
 	if err != nil {
 		return nil, err
 	}
+	l := &Lab{C: c, S: s, Cores: cores, MemMB: memMB, ownsStore: true}
 	if k, err := LoadContract(ctx, s); err == nil {
-		cores, memMB = poolLimits(k, cores, memMB)
+		l.sizes = poolSizes(k, cores, memMB)
+		l.Cores, l.MemMB = largest(l.sizes)
 	}
-	return &Lab{C: c, S: s, Cores: cores, MemMB: memMB, ownsStore: true}, nil
+	return l, nil
 }
 
 // Remote reports whether l forwards its calls to the supervisor.

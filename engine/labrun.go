@@ -185,9 +185,6 @@ func checkOutputs(outs []string) ([]string, error) {
 
 func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
 	res := Resources{CPUs: 1, MemoryMB: DefaultMemoryMB, MaxFileMB: DefaultMaxFileMB}
-	if l.MemMB > 0 { // a pool whose largest machine has less: the default is all of it
-		res.MemoryMB = min(res.MemoryMB, l.MemMB)
-	}
 	if a.Resources != nil {
 		if a.Resources.CPUs != 0 {
 			res.CPUs = a.Resources.CPUs
@@ -198,6 +195,9 @@ func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
 		if a.Resources.MaxFileMB != 0 {
 			res.MaxFileMB = a.Resources.MaxFileMB
 		}
+	}
+	if a.Resources == nil || a.Resources.MemoryMB == 0 {
+		res.MemoryMB = l.defaultMemory(res.CPUs)
 	}
 	timeout := float64(DefaultTimeout)
 	if a.Timeout != nil {
@@ -212,8 +212,34 @@ func (l *Lab) checkLimits(a RunArgs) (Resources, float64, error) {
 		return res, 0, fmt.Errorf("resources.memory_mb must be 16 to %d (the most memory one machine of the study's pool has): %w", l.MemMB, ErrLab)
 	case res.MaxFileMB < 1 || res.MaxFileMB > 4096:
 		return res, 0, fmt.Errorf("resources.max_file_mb must be 1 to 4096: %w", ErrLab)
+	case !fitsOne(l.sizes, res):
+		return res, 0, fmt.Errorf("resources.cpus %d with resources.memory_mb %d fit no one machine of the study's pool (%s): %w",
+			res.CPUs, res.MemoryMB, describeSizes(l.sizes), ErrLab)
 	}
 	return res, timeout, nil
+}
+
+// defaultMemory is the memory of a request that names none: the default,
+// cut to the most a machine of the pool with cpus cores has.
+func (l *Lab) defaultMemory(cpus int) int64 {
+	mem := int64(DefaultMemoryMB)
+	most := l.MemMB
+	if len(l.sizes) > 0 {
+		most = mostMemoryWith(l.sizes, cpus)
+	}
+	if most > 0 {
+		mem = min(mem, most)
+	}
+	return mem
+}
+
+// describeSizes names each machine's cores and memory.
+func describeSizes(sizes []machineSize) string {
+	parts := make([]string, len(sizes))
+	for i, m := range sizes {
+		parts[i] = fmt.Sprintf("%s: %d cpus, %d MB", m.id, m.cpus, m.memMB)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sealAll resolves the source and inputs under research/, refusing paths

@@ -107,27 +107,66 @@ func loadPool(k Contract) ([]machine.Profile, error) {
 	return out, nil
 }
 
-// poolLimits is the most CPUs and memory one machine of k's pool offers
-// (this host: cores and memMB): what one experiment may ask for, since
+// machineSize is what one machine of a study's pool can hold at once.
+type machineSize struct {
+	id    string
+	cpus  int
+	memMB int64
+}
+
+// poolSizes is the size of each machine of k's pool (this host: cores and
+// memMB). One experiment may ask only for what one of them can hold, since
 // admission places it on one machine and would wait forever for a request
-// none can hold. A pool whose profiles cannot be read yields this host's
-// figures (the supervisor refuses to run it anyway).
-func poolLimits(k Contract, cores int, memMB int64) (int, int64) {
+// none can. A pool whose profiles cannot be read yields this host alone
+// (the supervisor refuses to run it anyway).
+func poolSizes(k Contract, cores int, memMB int64) []machineSize {
+	local := []machineSize{{machine.LocalID, cores, memMB}}
 	if len(k.Workers) == 0 {
-		return cores, memMB
+		return local
 	}
 	profiles, err := loadPool(k)
 	if err != nil {
-		return cores, memMB
+		return local
 	}
-	maxCPUs, maxMem := 0, int64(0)
+	var out []machineSize
 	for _, p := range profiles {
 		if p.Kind == machine.KindLocal {
 			p.CPUs, p.MemoryMB = cores, memMB
 		}
-		maxCPUs, maxMem = max(maxCPUs, p.CPUs), max(maxMem, p.MemoryMB)
+		out = append(out, machineSize{p.ID, p.CPUs, p.MemoryMB})
 	}
-	return maxCPUs, maxMem
+	return out
+}
+
+// largest is the most CPUs and the most memory of sizes, each on its own.
+func largest(sizes []machineSize) (int, int64) {
+	cpus, mem := 0, int64(0)
+	for _, m := range sizes {
+		cpus, mem = max(cpus, m.cpus), max(mem, m.memMB)
+	}
+	return cpus, mem
+}
+
+// fitsOne reports whether one machine of sizes holds r whole.
+func fitsOne(sizes []machineSize, r Resources) bool {
+	for _, m := range sizes {
+		if r.CPUs <= m.cpus && (m.memMB <= 0 || r.MemoryMB <= m.memMB) {
+			return true
+		}
+	}
+	return len(sizes) == 0
+}
+
+// mostMemoryWith is the most memory a machine of sizes with at least cpus
+// cores has (0: none has them).
+func mostMemoryWith(sizes []machineSize, cpus int) int64 {
+	mem := int64(0)
+	for _, m := range sizes {
+		if m.cpus >= cpus {
+			mem = max(mem, m.memMB)
+		}
+	}
+	return mem
 }
 
 // slot is one machine of the pool with its admission accounting.

@@ -37,8 +37,8 @@ type Supervisor struct {
 	lock  *Lock
 	opt   Options
 	exec  *executor
-	limit [2]int64    // the most CPUs and memory (MB) one machine of the pool has (poolLimits)
-	progs programPins // the programs the study runs, checked before every launch (programs.go)
+	sizes []machineSize // the machines of the pool, for lab run's resources (poolSizes)
+	progs programPins   // the programs the study runs, checked before every launch (programs.go)
 	Bus   *Bus
 	log   *slog.Logger // DIR/supervisor/supervisor.log
 	hz    harness      // consecutive harness errors, in memory
@@ -94,8 +94,7 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
 	sup.progs.names = []string{k.Executable, opt.SelfExe}
-	cpus, memMB := poolLimits(k, opt.Cores, opt.MemMB)
-	sup.limit = [2]int64{int64(cpus), memMB}
+	sup.sizes = poolSizes(k, opt.Cores, opt.MemMB)
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
 	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
@@ -104,10 +103,11 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	return sup, nil
 }
 
-// newLab is a Lab of the study for this supervisor's own calls: the
-// resources one experiment may ask for are the pool's largest machine's.
+// newLab is a Lab of the study for this supervisor's own calls: one
+// experiment may ask for what one machine of the pool can hold.
 func (sv *Supervisor) newLab() *Lab {
-	return &Lab{C: sv.c, S: sv.s, Cores: int(sv.limit[0]), MemMB: sv.limit[1]}
+	cpus, mem := largest(sv.sizes)
+	return &Lab{C: sv.c, S: sv.s, Cores: cpus, MemMB: mem, sizes: sv.sizes}
 }
 
 func withDefaults(o Options) Options {
