@@ -103,6 +103,8 @@ type dashModel struct {
 	// evAnchor is the sequence number of the selected Activity event (0:
 	// follow the newest), so the selection stays on its event.
 	evAnchor int64
+
+	exps expTable // the Experiments pane's table of this snapshot (rowlist.go)
 }
 
 func newDash(c *Common, ctx context.Context, gen int, dir string, now time.Time) dashModel {
@@ -215,6 +217,7 @@ func (m dashModel) handleState(msg stateMsg) (dashModel, tea.Cmd) {
 	} else {
 		prev := m.experimentOrder()
 		m.state, m.loaded, m.err = msg.state, true, ""
+		m.exps = m.buildExpTable()
 		m = m.keepExperimentSelection(prev)
 		m.clampSelections()
 		if m.confirm == "leave" && !m.state.Supervising { // nothing left to pause: leave as asked

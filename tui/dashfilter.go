@@ -13,21 +13,21 @@ import (
 // filterable reports whether pane p is a list the filter narrows.
 func filterable(p pane) bool { return p != paneStudy }
 
-// paneRows is the text of pane p's rows, as the pane renders them.
-func (m dashModel) paneRows(p pane) []string {
+// paneRows is pane p's rows, as the pane renders them.
+func (m dashModel) paneRows(p pane) rowList {
 	switch p {
 	case paneClaims:
-		return m.claimRows(m.mainWidth())
+		return listOf(m.claimRows(m.mainWidth()))
 	case paneExperiments:
-		return m.experimentRows(m.mainWidth() < 70)
+		return m.experimentList(m.mainWidth() < 70)
 	case paneProcesses:
-		return m.procRows(m.mainWidth())
+		return listOf(m.procRows(m.mainWidth()))
 	case paneReviews:
-		return m.reviewRows(m.mainWidth() / 2)
+		return listOf(m.reviewRows(m.mainWidth() / 2))
 	case paneEvents:
-		return m.eventRows()
+		return m.eventList()
 	}
-	return nil
+	return rowList{}
 }
 
 // rowIDs is what the filter finds in each row of pane p besides its text:
@@ -58,15 +58,14 @@ func (m dashModel) rowIDs(p pane) []string {
 
 // shownOf is the indices of rows that pane p's filter lets through (nil:
 // the filter is off, every row shows).
-func (m dashModel) shownOf(p pane, rows []string) []int {
+func (m dashModel) shownOf(p pane, rows rowList) []int {
 	f := m.filters[p]
 	if !f.on() || !filterable(p) {
 		return nil
 	}
 	ids := m.rowIDs(p)
-	texts := make([]string, len(rows))
-	for i, r := range rows {
-		texts[i] = r
+	texts := rows.all()
+	for i := range texts {
 		if i < len(ids) {
 			texts[i] += " " + ids[i]
 		}
@@ -95,7 +94,7 @@ func (m *dashModel) snap(p pane) { m.sel[p] = snapIn(m.shown(p), m.rowCount(p), 
 // narrowed applies pane p's filter to the rows a pane renders: the rows
 // shown, the selection's position among them, and the title with the
 // filter and "n of m".
-func (m dashModel) narrowed(p pane, rows []string, title string) ([]string, int, string) {
+func (m dashModel) narrowed(p pane, rows rowList, title string) (rowList, int, string) {
 	f := m.filters[p]
 	if !filterable(p) || (!f.on() && !f.editing) {
 		return rows, m.sel[p], title + m.procScale(p)
@@ -104,8 +103,8 @@ func (m dashModel) narrowed(p pane, rows []string, title string) ([]string, int,
 	sel := m.sel[p]
 	if shown != nil {
 		sel = posIn(shown, sel)
-		title += fmt.Sprintf(" · %s · %d of %d", f.label(), len(shown), len(rows))
-		rows = pick(rows, shown)
+		title += fmt.Sprintf(" · %s · %d of %d", f.label(), len(shown), rows.n)
+		rows = rows.picked(shown)
 	} else {
 		title += " · " + f.label()
 	}

@@ -119,17 +119,3 @@ func posIn(shown []int, sel int) int {
 	}
 	return len(shown) - 1
 }
-
-// pick returns the rows at the given indices (all rows when idx is nil).
-func pick(rows []string, idx []int) []string {
-	if idx == nil {
-		return rows
-	}
-	out := make([]string, 0, len(idx))
-	for _, i := range idx {
-		if i < len(rows) {
-			out = append(out, rows[i])
-		}
-	}
-	return out
-}
