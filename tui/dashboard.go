@@ -104,11 +104,13 @@ type dashModel struct {
 	// follow the newest), so the selection stays on its event.
 	evAnchor int64
 
-	exps expTable // the Experiments pane's table of this snapshot (rowlist.go)
+	exps    expTable   // the Experiments pane's table of this snapshot (rowlist.go)
+	procGen int64      // dataGen of the process sample in procs
+	memo    *shownMemo // the filters' matches (rowlist.go)
 }
 
 func newDash(c *Common, ctx context.Context, gen int, dir string, now time.Time) dashModel {
-	return dashModel{c: c, ctx: ctx, gen: gen, dir: dir, now: now, focus: paneClaims}
+	return dashModel{c: c, ctx: ctx, gen: gen, dir: dir, now: now, focus: paneClaims, memo: &shownMemo{}}
 }
 
 // openCmd opens the study through the workspace.
@@ -239,7 +241,7 @@ func (m dashModel) handleProcs(msg procsMsg) (dashModel, tea.Cmd) {
 	m.sampling = false
 	if msg.err == nil {
 		prev := m.procs
-		m.procs = groupProcs(msg.rows)
+		m.procs, m.procGen = groupProcs(msg.rows), dataGen.Add(1)
 		m = m.keepProcessSelection(prev)
 		m.clampSelections()
 	}

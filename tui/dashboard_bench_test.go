@@ -32,7 +32,7 @@ func bigStudy(n int) *fakeEngine {
 }
 
 // BenchmarkDashboardView renders View() of a dashboard holding 500
-// experiments and of one holding 15, alternately in the same run (120×40,
+// experiments and 500 events and of one holding 15 of each, alternately in the same run (120×40,
 // the Experiments pane focused, one tick between frames as the running
 // program has), and reports each frame's time and their ratio. The work of
 // a frame should follow the rows on screen, not the rows loaded: the ratio
@@ -41,7 +41,16 @@ func BenchmarkDashboardView(b *testing.B) {
 	models := make([]Model, 2)
 	for i, n := range []int{15, 500} {
 		m := openDash(b, bigStudy(n), true, 120, 40)
+		evs := make([]engine.Event, n)
+		for k := range evs {
+			evs[k] = event(int64(100+k), engine.EvExperimentStarted, engine.ExperimentStartedPayload{Experiment: fmt.Sprintf("exp_%024x", k)})
+		}
+		m, _ = step(b, m, eventsMsg{gen: m.dash.gen, events: evs})
+		m = feed(b, m, m.dash.refreshCmd())
 		m, _ = step(b, m, keyMsg("tab")) // Claims → Experiments
+		if got := m.dash.eventList().n; got < n {
+			b.Fatalf("the model holds %d events, want %d", got, n)
+		}
 		models[i] = m
 	}
 	var spent [2]time.Duration

@@ -219,7 +219,14 @@ func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow
 
 // experimentList is the experiments table's rows, each rendered when shown.
 func (m dashModel) experimentList(narrow bool) rowList {
-	return rowList{n: len(m.exps.order), row: func(i int) string { return m.experimentRow(m.exps.order[i], narrow) }}
+	l := rowList{n: len(m.exps.order), row: func(i int) string { return m.experimentRow(m.exps.order[i], narrow) }}
+	if m.exps.gen != 0 {
+		l.data, l.live = m.exps.gen, m.exps.live
+		if narrow {
+			l.shape = 1
+		}
+	}
+	return l
 }
 
 func (m dashModel) experimentRow(e engine.Receipt, narrow bool) string {
@@ -259,7 +266,7 @@ func shortBackend(b string) string {
 // eventList is the event log, newest first, each line rendered when shown.
 func (m dashModel) eventList() rowList {
 	evs := m.events
-	return rowList{n: len(evs), row: func(i int) string { return eventLine(evs[len(evs)-1-i]) }}
+	return rowList{n: len(evs), row: func(i int) string { return eventLine(evs[len(evs)-1-i]) }, data: eventsOf(evs)}
 }
 
 // seconds formats a wall time: 0.06s, 12.3s, 4m05s.

@@ -144,19 +144,19 @@ func (m dashModel) panes(w, h int) []string {
 	lw := w / 2
 	rw := w - lw - 1
 	narrow := w < 70
-	study, claims := m.studyLines(lw-2), m.claimRows(rw)
-	exps, procs := m.experimentList(narrow), m.procRows(w)
-	reviews, events := m.reviewRows(lw), m.eventList()
+	study, claims := m.studyLines(lw-2), m.claimList(rw)
+	exps, procs := m.experimentList(narrow), m.procList(w)
+	reviews, events := m.reviewList(lw), m.eventList()
 	hs := bandHeights(h, []int{
-		1 + max(len(study), len(claims)), 2 + max(1, exps.n), 2 + max(1, len(procs)), 1 + max(len(reviews), events.n, 1),
+		1 + max(len(study), claims.n), 2 + max(1, exps.n), 2 + max(1, procs.n), 1 + max(reviews.n, events.n, 1),
 	})
 	sep := m.c.Styles.Dim.Render("│")
 	var out []string
-	out = append(out, hjoin(sep, m.pane(paneStudy, listOf(study), "", lw, hs[0]), m.pane(paneClaims, listOf(claims), "", rw, hs[0]))...)
+	out = append(out, hjoin(sep, m.pane(paneStudy, listOf(study), "", lw, hs[0]), m.pane(paneClaims, claims, "", rw, hs[0]))...)
 	out = append(out, m.pane(paneExperiments, exps, m.experimentHeader(narrow), w, hs[1])...)
-	out = append(out, m.pane(paneProcesses, listOf(procs), procHeader(w), w, hs[2])...)
+	out = append(out, m.pane(paneProcesses, procs, procHeader(w), w, hs[2])...)
 	if hs[3] > 0 {
-		out = append(out, hjoin(sep, m.pane(paneReviews, listOf(reviews), "", lw, hs[3]), m.pane(paneEvents, events, "", rw, hs[3]))...)
+		out = append(out, hjoin(sep, m.pane(paneReviews, reviews, "", lw, hs[3]), m.pane(paneEvents, events, "", rw, hs[3]))...)
 	}
 	return block(out, w, h)
 }

@@ -15,62 +15,61 @@ func filterable(p pane) bool { return p != paneStudy }
 
 // paneRows is pane p's rows, as the pane renders them.
 func (m dashModel) paneRows(p pane) rowList {
+	w := m.mainWidth()
 	switch p {
 	case paneClaims:
-		return listOf(m.claimRows(m.mainWidth()))
+		return m.claimList(w)
 	case paneExperiments:
-		return m.experimentList(m.mainWidth() < 70)
+		return m.experimentList(w < 70)
 	case paneProcesses:
-		return listOf(m.procRows(m.mainWidth()))
+		return m.procList(w)
 	case paneReviews:
-		return listOf(m.reviewRows(m.mainWidth() / 2))
+		return m.reviewList(w / 2)
 	case paneEvents:
 		return m.eventList()
 	}
 	return rowList{}
 }
 
-// rowIDs is what the filter finds in each row of pane p besides its text:
-// the full ids (the rows show them shortened) and an experiment's purpose.
-func (m dashModel) rowIDs(p pane) []string {
-	var out []string
+// claimList, procList and reviewList are those panes' rows w cells wide.
+func (m dashModel) claimList(w int) rowList  { return listAt(m.claimRows(w), m.exps.gen, w) }
+func (m dashModel) procList(w int) rowList   { return listAt(m.procRows(w), m.procGen, w) }
+func (m dashModel) reviewList(w int) rowList { return listAt(m.reviewRows(w), m.exps.gen, w) }
+
+// rowID is what the filter finds in row i of pane p besides its text: the
+// full ids (the rows show them shortened) and an experiment's purpose.
+func (m dashModel) rowID(p pane) func(i int) string {
 	s := m.state.Snapshot
 	switch p {
 	case paneClaims:
-		for _, n := range m.orderedClaims() {
-			out = append(out, n.claim.ID)
-		}
+		nodes := m.orderedClaims()
+		return func(i int) string { return nodes[i].claim.ID }
 	case paneExperiments:
-		for _, e := range m.experimentOrder() {
-			out = append(out, e.ID+" "+e.Purpose)
-		}
+		return func(i int) string { e := m.exps.order[i]; return e.ID + " " + e.Purpose }
 	case paneProcesses:
-		for _, r := range m.procs {
-			out = append(out, r.Experiment+" "+r.Command)
-		}
+		return func(i int) string { r := m.procs[i]; return r.Experiment + " " + r.Command }
 	case paneReviews:
-		for _, r := range s.Reviews {
-			out = append(out, r.ID+" "+r.Claim)
-		}
+		return func(i int) string { r := s.Reviews[i]; return r.ID + " " + r.Claim }
 	}
-	return out
+	return nil
 }
 
 // shownOf is the indices of rows that pane p's filter lets through (nil:
-// the filter is off, every row shows).
+// the filter is off, every row shows). The matches of rows that do not
+// change with the clock are remembered until their data does.
 func (m dashModel) shownOf(p pane, rows rowList) []int {
 	f := m.filters[p]
 	if !f.on() || !filterable(p) {
 		return nil
 	}
-	ids := m.rowIDs(p)
-	texts := rows.all()
-	for i := range texts {
-		if i < len(ids) {
-			texts[i] += " " + ids[i]
+	id := m.rowID(p)
+	text := func(i int) string {
+		if id == nil {
+			return rows.row(i)
 		}
+		return rows.row(i) + " " + id(i)
 	}
-	return f.matching(texts)
+	return m.memo.matches(p, rows, f, text)
 }
 
 func (m dashModel) shown(p pane) []int {

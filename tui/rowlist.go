@@ -2,6 +2,7 @@ package tui
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/simjecture/simjecture/engine"
@@ -19,6 +20,13 @@ import (
 type rowList struct {
 	n   int
 	row func(i int) string
+	// data names what the rows were rendered from (a snapshot's or a
+	// process sample's generation, the event log's ends; nil: nothing the
+	// filter may remember), and shape how (a width); live are the rows
+	// whose text changes with the clock.
+	data  any
+	shape int
+	live  []int
 }
 
 // listOf is a rowList of rows already rendered.
@@ -40,13 +48,110 @@ func (l rowList) picked(idx []int) rowList {
 	return rowList{n: len(idx), row: func(i int) string { return l.row(idx[i]) }}
 }
 
-// snapshotGen numbers the snapshots every dashboard receives, so that a
-// memo keyed by it never mistakes one model's snapshot for another's.
-var snapshotGen atomic.Int64
+// dataGen numbers the snapshots and process samples every dashboard
+// receives, so that a memo keyed by it never mistakes one model's data for
+// another's.
+var dataGen atomic.Int64
+
+// eventsID names an event log by its length and its two ends (events
+// are unique by Seq, and the log only grows or drops at its ends).
+type eventsID struct {
+	n           int
+	first, last int64
+	head        *engine.Event
+}
+
+// shownKey is what a filter's matches depend on.
+type shownKey struct {
+	p     pane
+	data  any
+	shape int
+	query string
+}
+
+// shownMemo remembers the rows each filter matched, but for the live rows,
+// so a frame does not re-render every row to filter them again. Copies of
+// a model share it: a key holds everything the matches depend on.
+type shownMemo struct {
+	mu sync.Mutex
+	m  map[shownKey][]int
+}
+
+// matches is the rows of l that match f, through the memo.
+func (c *shownMemo) matches(p pane, l rowList, f listFilter, text func(i int) string) []int {
+	if c == nil || l.data == nil {
+		return f.matching(textsOf(l.n, text))
+	}
+	k := shownKey{p: p, data: l.data, shape: l.shape, query: f.query}
+	c.mu.Lock()
+	static, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		static = matchingExcept(f, l.n, l.live, text)
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= 32 { // old snapshots' matches: drop them
+			c.m = map[shownKey][]int{}
+		}
+		c.m[k] = static
+		c.mu.Unlock()
+	}
+	if len(l.live) == 0 {
+		return static
+	}
+	return mergeSorted(static, f.matching(liveTexts(l.live, text)), l.live)
+}
+
+func textsOf(n int, text func(i int) string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = text(i)
+	}
+	return out
+}
+
+func liveTexts(live []int, text func(i int) string) []string {
+	out := make([]string, len(live))
+	for k, i := range live {
+		out[k] = text(i)
+	}
+	return out
+}
+
+// matchingExcept is the rows that match f, the live ones (sorted) left out.
+func matchingExcept(f listFilter, n int, live []int, text func(i int) string) []int {
+	out := []int{}
+	for i := range n {
+		if _, isLive := slices.BinarySearch(live, i); isLive {
+			continue
+		}
+		if f.match(text(i)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// mergeSorted merges the static matches with the live rows that matched
+// (positions into live), in row order.
+func mergeSorted(static, livePos, live []int) []int {
+	out := make([]int, 0, len(static)+len(livePos))
+	k := 0
+	for _, i := range static {
+		for k < len(livePos) && live[livePos[k]] < i {
+			out = append(out, live[livePos[k]])
+			k++
+		}
+		out = append(out, i)
+	}
+	for ; k < len(livePos); k++ {
+		out = append(out, live[livePos[k]])
+	}
+	return out
+}
 
 // expTable is what the Experiments pane derives from one snapshot.
 type expTable struct {
-	gen   int64            // snapshotGen of the snapshot it was built from
+	gen   int64            // dataGen of the snapshot it was built from
 	order []engine.Receipt // experimentOrder
 	// statusWidth is the STATUS column's width: its longest value.
 	statusWidth int
@@ -58,7 +163,7 @@ type expTable struct {
 
 // buildExpTable derives the table of m's snapshot.
 func (m dashModel) buildExpTable() expTable {
-	t := expTable{gen: snapshotGen.Add(1), order: m.orderExperiments(), statusWidth: len("STATUS"),
+	t := expTable{gen: dataGen.Add(1), order: m.orderExperiments(), statusWidth: len("STATUS"),
 		byClaim: map[string][]string{}}
 	for i, e := range t.order {
 		t.statusWidth = max(t.statusWidth, len(m.expStatus(e)))
@@ -81,4 +186,22 @@ func (m dashModel) buildExpTable() expTable {
 		}
 	}
 	return t
+}
+
+// listAt is rows rendered from data in a pane w cells wide (data 0: the
+// dashboard has none yet, nothing to remember).
+func listAt(rows []string, data int64, w int) rowList {
+	l := listOf(rows)
+	if data != 0 {
+		l.data, l.shape = data, w
+	}
+	return l
+}
+
+// eventsOf names the event log evs for the memo (nil when it is empty).
+func eventsOf(evs []engine.Event) any {
+	if len(evs) == 0 {
+		return nil
+	}
+	return eventsID{n: len(evs), first: evs[0].Seq, last: evs[len(evs)-1].Seq, head: &evs[0]}
 }
