@@ -31,10 +31,17 @@ func (m dashModel) paneRows(p pane) rowList {
 	return rowList{}
 }
 
-// claimList, procList and reviewList are those panes' rows w cells wide.
-func (m dashModel) claimList(w int) rowList  { return listAt(m.claimRows(w), m.exps.gen, w) }
-func (m dashModel) procList(w int) rowList   { return listAt(m.procRows(w), m.procGen, w) }
-func (m dashModel) reviewList(w int) rowList { return listAt(m.reviewRows(w), m.exps.gen, w) }
+// claimList, procList and reviewList are those panes' rows w cells wide;
+// the claims and reviews are rendered once per snapshot and width.
+func (m dashModel) claimList(w int) rowList {
+	return listAt(m.memo.aligned(paneClaims, m.exps.gen, w, func() []string { return m.claimRows(w) }), m.exps.gen, w)
+}
+
+func (m dashModel) procList(w int) rowList { return listAt(m.procRows(w), m.procGen, w) }
+
+func (m dashModel) reviewList(w int) rowList {
+	return listAt(m.memo.aligned(paneReviews, m.exps.gen, w, func() []string { return m.reviewRows(w) }), m.exps.gen, w)
+}
 
 // rowID is what the filter finds in row i of pane p besides its text: the
 // full ids (the rows show them shortened) and an experiment's purpose.

@@ -73,8 +73,33 @@ type shownKey struct {
 // so a frame does not re-render every row to filter them again. Copies of
 // a model share it: a key holds everything the matches depend on.
 type shownMemo struct {
-	mu sync.Mutex
-	m  map[shownKey][]int
+	mu   sync.Mutex
+	m    map[shownKey][]int
+	rows map[shownKey][]string // rows aligned across the whole list (claims, reviews)
+}
+
+// aligned is the rows render makes from data for pane p, w cells wide,
+// through the memo: a list whose columns line up over every row (claims,
+// reviews) is rendered again only when its snapshot or width changes.
+func (c *shownMemo) aligned(p pane, data int64, w int, render func() []string) []string {
+	if c == nil || data == 0 {
+		return render()
+	}
+	k := shownKey{p: p, data: data, shape: w}
+	c.mu.Lock()
+	rows, ok := c.rows[k]
+	c.mu.Unlock()
+	if ok {
+		return rows
+	}
+	rows = render()
+	c.mu.Lock()
+	if c.rows == nil || len(c.rows) >= 16 {
+		c.rows = map[shownKey][]string{}
+	}
+	c.rows[k] = rows
+	c.mu.Unlock()
+	return rows
 }
 
 // matches is the rows of l that match f, through the memo.
