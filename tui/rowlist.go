@@ -34,15 +34,6 @@ func listOf(rows []string) rowList {
 	return rowList{n: len(rows), row: func(i int) string { return rows[i] }}
 }
 
-// all renders every row (the filter reads them all).
-func (l rowList) all() []string {
-	out := make([]string, l.n)
-	for i := range out {
-		out[i] = l.row(i)
-	}
-	return out
-}
-
 // picked is the rows at the given indices, in their order.
 func (l rowList) picked(idx []int) rowList {
 	return rowList{n: len(idx), row: func(i int) string { return l.row(idx[i]) }}
@@ -105,7 +96,7 @@ func (c *shownMemo) aligned(p pane, data int64, w int, render func() []string) [
 // matches is the rows of l that match f, through the memo.
 func (c *shownMemo) matches(p pane, l rowList, f listFilter, text func(i int) string) []int {
 	if c == nil || l.data == nil {
-		return f.matching(textsOf(l.n, text))
+		return f.matching(textsAt(nil, l.n, text))
 	}
 	k := shownKey{p: p, data: l.data, shape: l.shape, query: f.query}
 	c.mu.Lock()
@@ -123,20 +114,20 @@ func (c *shownMemo) matches(p pane, l rowList, f listFilter, text func(i int) st
 	if len(l.live) == 0 {
 		return static
 	}
-	return mergeSorted(static, f.matching(liveTexts(l.live, text)), l.live)
+	return mergeSorted(static, f.matching(textsAt(l.live, 0, text)), l.live)
 }
 
-func textsOf(n int, text func(i int) string) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = text(i)
+// textsAt is the texts of the rows at idx (every row when idx is nil and n rows).
+func textsAt(idx []int, n int, text func(i int) string) []string {
+	if idx == nil {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = text(i)
+		}
+		return out
 	}
-	return out
-}
-
-func liveTexts(live []int, text func(i int) string) []string {
-	out := make([]string, len(live))
-	for k, i := range live {
+	out := make([]string, len(idx))
+	for k, i := range idx {
 		out[k] = text(i)
 	}
 	return out
