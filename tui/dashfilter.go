@@ -31,13 +31,11 @@ func (m dashModel) paneRows(p pane) rowList {
 	return rowList{}
 }
 
-// claimList, procList and reviewList are those panes' rows w cells wide;
-// the claims and reviews are rendered once per snapshot and width.
+// claimList and reviewList are those panes' rows w cells wide, rendered
+// once per snapshot and width (their columns line up over every row).
 func (m dashModel) claimList(w int) rowList {
 	return listAt(m.memo.aligned(paneClaims, m.exps.gen, w, func() []string { return m.claimRows(w) }), m.exps.gen, w)
 }
-
-func (m dashModel) procList(w int) rowList { return listAt(m.procRows(w), m.procGen, w) }
 
 func (m dashModel) reviewList(w int) rowList {
 	return listAt(m.memo.aligned(paneReviews, m.exps.gen, w, func() []string { return m.reviewRows(w) }), m.exps.gen, w)
