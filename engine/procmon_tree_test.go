@@ -32,24 +32,23 @@ func (f *fakeProc) children(pid int, kids ...int) {
 func TestProcMonitorWalksTheTreeByChildrenFiles(t *testing.T) {
 	t.Parallel()
 	p := newFakeProc(t)
-	p.put(100, 1, "simjecture study --campaign /c", 10, 100)
-	p.put(101, 100, "python3 agent.py", 5, 200)
-	p.put(102, 101, "simjecture lab run", 0, 50)
-	p.put(200, 100, "not listed", 0, 1)
+	for _, r := range []struct{ pid, ppid, ticks, rss int }{{100, 1, 10, 100}, {101, 100, 5, 200}, {102, 101, 0, 50}, {200, 100, 0, 1}} {
+		p.put(r.pid, r.ppid, fmt.Sprintf("cmd-%d", r.pid), r.ticks, r.rss)
+	}
 	p.children(100, 101)
 	p.children(101, 102)
 	p.children(102)
-	m := &ProcMonitor{Proc: p.dir, Now: func() time.Time { return time.Unix(1000, 0) }}
+	m := &ProcMonitor{Proc: p.dir}
 	rows, err := m.Sample([]int{100}, "bubblewrap")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, r := range rows {
-		got = append(got, fmt.Sprintf("%d:%d:%s", r.PID, r.Depth, r.Role))
+	got := make([]string, len(rows))
+	for i, r := range rows {
+		got[i] = fmt.Sprintf("%d %d %s", r.PID, r.Depth, r.Role)
 	}
-	if want := "100:0:supervisor 101:1:agent 102:2:agent"; strings.Join(got, " ") != want {
-		t.Fatalf("tree: got %s, want %s", strings.Join(got, " "), want)
+	if want := "100 0 supervisor,101 1 agent,102 2 agent"; strings.Join(got, ",") != want {
+		t.Fatalf("tree: got %s, want %s", strings.Join(got, ","), want)
 	}
 	all, err := m.readAll()
 	if err != nil || len(all) != 4 {
