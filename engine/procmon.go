@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,13 +142,17 @@ func (m *ProcMonitor) now() time.Time {
 	return m.Now()
 }
 
-// Sample walks /proc once and returns the roots and all their live
-// descendants in tree order (each process followed by its children, by
-// pid). backend labels the experiments' processes.
+// Sample reads the roots' tree from /proc (readTree) and returns the
+// roots and all their live descendants in tree order (each process
+// followed by its children, by pid). backend labels the experiments'
+// processes.
 func (m *ProcMonitor) Sample(roots []int, backend string) ([]ProcSample, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all, err := m.readAll()
+	if m.prev == nil {
+		m.prev, m.hist, m.chist = map[int]procPrev{}, map[int][]int64{}, map[int][]float64{}
+	}
+	all, err := m.readTree(roots)
 	if err != nil {
 		return nil, err
 	}
@@ -266,10 +271,58 @@ func (m *ProcMonitor) Tracked() int {
 	return len(m.hist)
 }
 
-func (m *ProcMonitor) readAll() (map[int]procStat, error) {
-	if m.prev == nil {
-		m.prev, m.hist, m.chist = map[int]procPrev{}, map[int][]int64{}, map[int][]float64{}
+// readTree reads the roots and their descendants only, through each
+// thread's children file (/proc/PID/task/TID/children): a sample costs the
+// tree it shows, not every process of the host. A proc tree without those
+// files (a kernel without CONFIG_PROC_CHILDREN, a test's fake) is read whole.
+func (m *ProcMonitor) readTree(roots []int) (map[int]procStat, error) {
+	if len(roots) == 0 || !m.hasChildren(roots[0]) {
+		return m.readAll()
 	}
+	all := map[int]procStat{}
+	for queue := slices.Clone(roots); len(queue) > 0; queue = queue[1:] {
+		pid := queue[0]
+		if _, ok := all[pid]; ok {
+			continue
+		}
+		if st, ok := m.readPID(pid); ok { // a process that vanished meanwhile is skipped
+			all[pid] = st
+			queue = append(queue, m.children(pid)...)
+		}
+	}
+	return all, nil
+}
+
+// hasChildren reports whether the proc tree lists pid's children.
+func (m *ProcMonitor) hasChildren(pid int) bool {
+	id := strconv.Itoa(pid)
+	_, err := os.Stat(filepath.Join(m.proc(), id, "task", id, "children"))
+	return err == nil
+}
+
+// children is the children of every thread of pid.
+func (m *ProcMonitor) children(pid int) []int {
+	dir := filepath.Join(m.proc(), strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func (m *ProcMonitor) readAll() (map[int]procStat, error) {
 	entries, err := os.ReadDir(m.proc())
 	if err != nil {
 		return nil, fmt.Errorf("process monitor: %w", err)

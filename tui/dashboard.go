@@ -103,10 +103,14 @@ type dashModel struct {
 	// evAnchor is the sequence number of the selected Activity event (0:
 	// follow the newest), so the selection stays on its event.
 	evAnchor int64
+
+	exps    expTable   // the Experiments pane's table of this snapshot (rowlist.go)
+	procGen int64      // dataGen of the process sample in procs
+	memo    *shownMemo // the filters' matches (rowlist.go)
 }
 
 func newDash(c *Common, ctx context.Context, gen int, dir string, now time.Time) dashModel {
-	return dashModel{c: c, ctx: ctx, gen: gen, dir: dir, now: now, focus: paneClaims}
+	return dashModel{c: c, ctx: ctx, gen: gen, dir: dir, now: now, focus: paneClaims, memo: &shownMemo{}}
 }
 
 // openCmd opens the study through the workspace.
@@ -215,6 +219,7 @@ func (m dashModel) handleState(msg stateMsg) (dashModel, tea.Cmd) {
 	} else {
 		prev := m.experimentOrder()
 		m.state, m.loaded, m.err = msg.state, true, ""
+		m.exps = m.buildExpTable()
 		m = m.keepExperimentSelection(prev)
 		m.clampSelections()
 		if m.confirm == "leave" && !m.state.Supervising { // nothing left to pause: leave as asked
@@ -236,7 +241,7 @@ func (m dashModel) handleProcs(msg procsMsg) (dashModel, tea.Cmd) {
 	m.sampling = false
 	if msg.err == nil {
 		prev := m.procs
-		m.procs = groupProcs(msg.rows)
+		m.procs, m.procGen = groupProcs(msg.rows), dataGen.Add(1)
 		m = m.keepProcessSelection(prev)
 		m.clampSelections()
 	}

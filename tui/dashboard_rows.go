@@ -203,18 +203,9 @@ func shortID(id string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// experimentHeader and experimentRows are the experiments table.
+// experimentHeader and experimentList are the experiments table.
 func (m dashModel) experimentHeader(narrow bool) string {
 	return m.experimentCols("ID", "STATUS", "BACKEND", "WALL", "PEAK MEM", narrow) + " CLAIM        PURPOSE"
-}
-
-// statusWidth is the width of the STATUS column: its longest value.
-func (m dashModel) statusWidth() int {
-	w := len("STATUS")
-	for _, e := range m.state.Snapshot.Experiments {
-		w = max(w, len(m.expStatus(e)))
-	}
-	return w
 }
 
 func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow bool) string {
@@ -222,38 +213,47 @@ func (m dashModel) experimentCols(id, status, backend, wall, peak string, narrow
 	if narrow {
 		bw = 12
 	}
-	return fmt.Sprintf("%-12s %s %-*s %7s %8s", id, padStyled(m.statusStyle(status), status, m.statusWidth()), bw, backend, wall, peak)
+	sw := max(len("STATUS"), m.exps.statusWidth)
+	return fmt.Sprintf("%-12s %s %-*s %7s %8s", id, padStyled(m.statusStyle(status), status, sw), bw, backend, wall, peak)
 }
 
-func (m dashModel) experimentRows(narrow bool) []string {
-	var out []string
-	for _, e := range m.experimentOrder() {
-		wall, peak := "—", "—"
-		if e.WallSeconds != nil {
-			wall = seconds(*e.WallSeconds)
-		} else if d, ok := m.liveWall(e); ok {
-			wall = dur(d)
-		}
-		if e.PeakRSSBytes != nil {
-			peak = human(*e.PeakRSSBytes)
-		}
-		b := string(e.IsolationBackend)
+// experimentList is the experiments table's rows, each rendered when shown.
+func (m dashModel) experimentList(narrow bool) rowList {
+	l := rowList{n: len(m.exps.order), row: func(i int) string { return m.experimentRow(m.exps.order[i], narrow) }}
+	if m.exps.gen != 0 {
+		l.data, l.live = m.exps.gen, m.exps.live
 		if narrow {
-			b = shortBackend(b)
+			l.shape = 1
 		}
-		if b == "" {
-			b = "—"
-		}
-		if e.Machine != "" && e.Machine != "local" {
-			b += "@" + e.Machine // a worker's run: the machine beside its backend
-		}
-		status := string(m.expStatus(e))
-		if status == string(engine.ExpRunning) && e.Remote != nil && e.Remote.State == "queued" {
-			status = "queued" // a scheduler's job still waiting on its machine
-		}
-		out = append(out, m.experimentCols(shortID(e.ID), status, b, wall, peak, narrow)+" "+storyCols(e))
 	}
-	return out
+	return l
+}
+
+func (m dashModel) experimentRow(e engine.Receipt, narrow bool) string {
+	wall, peak := "—", "—"
+	if e.WallSeconds != nil {
+		wall = seconds(*e.WallSeconds)
+	} else if d, ok := m.liveWall(e); ok {
+		wall = dur(d)
+	}
+	if e.PeakRSSBytes != nil {
+		peak = human(*e.PeakRSSBytes)
+	}
+	b := string(e.IsolationBackend)
+	if narrow {
+		b = shortBackend(b)
+	}
+	if b == "" {
+		b = "—"
+	}
+	if e.Machine != "" && e.Machine != "local" {
+		b += "@" + e.Machine // a worker's run: the machine beside its backend
+	}
+	status := string(m.expStatus(e))
+	if status == string(engine.ExpRunning) && e.Remote != nil && e.Remote.State == "queued" {
+		status = "queued" // a scheduler's job still waiting on its machine
+	}
+	return m.experimentCols(shortID(e.ID), status, b, wall, peak, narrow) + " " + storyCols(e)
 }
 
 func shortBackend(b string) string {
@@ -263,13 +263,10 @@ func shortBackend(b string) string {
 	return b
 }
 
-// eventRows is the event log, newest first.
-func (m dashModel) eventRows() []string {
-	out := make([]string, 0, len(m.events))
-	for i := len(m.events) - 1; i >= 0; i-- {
-		out = append(out, eventLine(m.events[i]))
-	}
-	return out
+// eventList is the event log, newest first, each line rendered when shown.
+func (m dashModel) eventList() rowList {
+	evs := m.events
+	return rowList{n: len(evs), row: func(i int) string { return eventLine(evs[len(evs)-1-i]) }, data: eventsOf(evs)}
 }
 
 // seconds formats a wall time: 0.06s, 12.3s, 4m05s.

@@ -144,15 +144,15 @@ func (m dashModel) panes(w, h int) []string {
 	lw := w / 2
 	rw := w - lw - 1
 	narrow := w < 70
-	study, claims := m.studyLines(lw-2), m.claimRows(rw)
-	exps, procs := m.experimentRows(narrow), m.procRows(w)
-	reviews, events := m.reviewRows(lw), m.eventRows()
+	study, claims := m.studyLines(lw-2), m.claimList(rw)
+	exps, procs := m.experimentList(narrow), m.procList(w)
+	reviews, events := m.reviewList(lw), m.eventList()
 	hs := bandHeights(h, []int{
-		1 + max(len(study), len(claims)), 2 + max(1, len(exps)), 2 + max(1, len(procs)), 1 + max(len(reviews), len(events), 1),
+		1 + max(len(study), claims.n), 2 + max(1, exps.n), 2 + max(1, procs.n), 1 + max(reviews.n, events.n, 1),
 	})
 	sep := m.c.Styles.Dim.Render("│")
 	var out []string
-	out = append(out, hjoin(sep, m.pane(paneStudy, study, "", lw, hs[0]), m.pane(paneClaims, claims, "", rw, hs[0]))...)
+	out = append(out, hjoin(sep, m.pane(paneStudy, listOf(study), "", lw, hs[0]), m.pane(paneClaims, claims, "", rw, hs[0]))...)
 	out = append(out, m.pane(paneExperiments, exps, m.experimentHeader(narrow), w, hs[1])...)
 	out = append(out, m.pane(paneProcesses, procs, procHeader(w), w, hs[2])...)
 	if hs[3] > 0 {
@@ -187,14 +187,14 @@ func bandHeights(h int, want []int) []int {
 	return got
 }
 
-// pane renders one pane: title, optional column header, rows.
-func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string {
+// pane renders one pane: title, optional column header, the rows in view.
+func (m dashModel) pane(p pane, rows rowList, header string, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
 	focused := m.focus == p
 	title := paneNames[p]
-	if n := len(rows); p != paneStudy && n > 0 {
+	if n := rows.n; p != paneStudy && n > 0 {
 		title = fmt.Sprintf("%s (%d)", title, n)
 		switch p {
 		case paneExperiments:
@@ -208,14 +208,14 @@ func (m dashModel) pane(p pane, rows []string, header string, w, h int) []string
 	if header != "" && h > 1 {
 		room--
 	}
-	out := []string{m.titleWith(title, position(sel, len(rows), room), focused, w)}
+	out := []string{m.titleWith(title, position(sel, rows.n, room), focused, w)}
 	if header != "" && h > 1 {
 		out = append(out, m.c.Styles.Dim.Render("  "+header))
 	}
-	if len(rows) == 0 && m.filters[p].on() {
+	if rows.n == 0 && m.filters[p].on() {
 		return block(append(out, "  "+m.c.Styles.Dim.Render(m.filterEmpty(p))), w, h)
 	}
-	if len(rows) == 0 { // the empty state is text, not a row to select
+	if rows.n == 0 { // the empty state is text, not a row to select
 		return block(append(out, "  "+m.c.Styles.Dim.Render(emptyText(p))), w, h)
 	}
 	out = append(out, m.window(rows, sel, h-len(out), focused)...)

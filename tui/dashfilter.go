@@ -13,65 +13,68 @@ import (
 // filterable reports whether pane p is a list the filter narrows.
 func filterable(p pane) bool { return p != paneStudy }
 
-// paneRows is the text of pane p's rows, as the pane renders them.
-func (m dashModel) paneRows(p pane) []string {
+// paneRows is pane p's rows, as the pane renders them.
+func (m dashModel) paneRows(p pane) rowList {
+	w := m.mainWidth()
 	switch p {
 	case paneClaims:
-		return m.claimRows(m.mainWidth())
+		return m.claimList(w)
 	case paneExperiments:
-		return m.experimentRows(m.mainWidth() < 70)
+		return m.experimentList(w < 70)
 	case paneProcesses:
-		return m.procRows(m.mainWidth())
+		return m.procList(w)
 	case paneReviews:
-		return m.reviewRows(m.mainWidth() / 2)
+		return m.reviewList(w / 2)
 	case paneEvents:
-		return m.eventRows()
+		return m.eventList()
+	}
+	return rowList{}
+}
+
+// claimList and reviewList are those panes' rows w cells wide, rendered
+// once per snapshot and width (their columns line up over every row).
+func (m dashModel) claimList(w int) rowList {
+	return listAt(m.memo.aligned(paneClaims, m.exps.gen, w, func() []string { return m.claimRows(w) }), m.exps.gen, w)
+}
+
+func (m dashModel) reviewList(w int) rowList {
+	return listAt(m.memo.aligned(paneReviews, m.exps.gen, w, func() []string { return m.reviewRows(w) }), m.exps.gen, w)
+}
+
+// rowID is what the filter finds in row i of pane p besides its text: the
+// full ids (the rows show them shortened) and an experiment's purpose.
+func (m dashModel) rowID(p pane) func(i int) string {
+	s := m.state.Snapshot
+	switch p {
+	case paneClaims:
+		nodes := m.orderedClaims()
+		return func(i int) string { return nodes[i].claim.ID }
+	case paneExperiments:
+		return func(i int) string { e := m.exps.order[i]; return e.ID + " " + e.Purpose }
+	case paneProcesses:
+		return func(i int) string { r := m.procs[i]; return r.Experiment + " " + r.Command }
+	case paneReviews:
+		return func(i int) string { r := s.Reviews[i]; return r.ID + " " + r.Claim }
 	}
 	return nil
 }
 
-// rowIDs is what the filter finds in each row of pane p besides its text:
-// the full ids (the rows show them shortened) and an experiment's purpose.
-func (m dashModel) rowIDs(p pane) []string {
-	var out []string
-	s := m.state.Snapshot
-	switch p {
-	case paneClaims:
-		for _, n := range m.orderedClaims() {
-			out = append(out, n.claim.ID)
-		}
-	case paneExperiments:
-		for _, e := range m.experimentOrder() {
-			out = append(out, e.ID+" "+e.Purpose)
-		}
-	case paneProcesses:
-		for _, r := range m.procs {
-			out = append(out, r.Experiment+" "+r.Command)
-		}
-	case paneReviews:
-		for _, r := range s.Reviews {
-			out = append(out, r.ID+" "+r.Claim)
-		}
-	}
-	return out
-}
-
 // shownOf is the indices of rows that pane p's filter lets through (nil:
-// the filter is off, every row shows).
-func (m dashModel) shownOf(p pane, rows []string) []int {
+// the filter is off, every row shows). The matches of rows that do not
+// change with the clock are remembered until their data does.
+func (m dashModel) shownOf(p pane, rows rowList) []int {
 	f := m.filters[p]
 	if !f.on() || !filterable(p) {
 		return nil
 	}
-	ids := m.rowIDs(p)
-	texts := make([]string, len(rows))
-	for i, r := range rows {
-		texts[i] = r
-		if i < len(ids) {
-			texts[i] += " " + ids[i]
+	id := m.rowID(p)
+	text := func(i int) string {
+		if id == nil {
+			return rows.row(i)
 		}
+		return rows.row(i) + " " + id(i)
 	}
-	return f.matching(texts)
+	return m.memo.matches(p, rows, f, text)
 }
 
 func (m dashModel) shown(p pane) []int {
@@ -95,7 +98,7 @@ func (m *dashModel) snap(p pane) { m.sel[p] = snapIn(m.shown(p), m.rowCount(p), 
 // narrowed applies pane p's filter to the rows a pane renders: the rows
 // shown, the selection's position among them, and the title with the
 // filter and "n of m".
-func (m dashModel) narrowed(p pane, rows []string, title string) ([]string, int, string) {
+func (m dashModel) narrowed(p pane, rows rowList, title string) (rowList, int, string) {
 	f := m.filters[p]
 	if !filterable(p) || (!f.on() && !f.editing) {
 		return rows, m.sel[p], title + m.procScale(p)
@@ -104,8 +107,8 @@ func (m dashModel) narrowed(p pane, rows []string, title string) ([]string, int,
 	sel := m.sel[p]
 	if shown != nil {
 		sel = posIn(shown, sel)
-		title += fmt.Sprintf(" · %s · %d of %d", f.label(), len(shown), len(rows))
-		rows = pick(rows, shown)
+		title += fmt.Sprintf(" · %s · %d of %d", f.label(), len(shown), rows.n)
+		rows = rows.picked(shown)
 	} else {
 		title += " · " + f.label()
 	}

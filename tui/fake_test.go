@@ -179,7 +179,7 @@ func event(seq int64, typ engine.EventType, payload any) engine.Event {
 }
 
 // step runs Update and returns the new root model and its Cmd.
-func step(t *testing.T, m tea.Model, msg tea.Msg) (Model, tea.Cmd) {
+func step(t testing.TB, m tea.Model, msg tea.Msg) (Model, tea.Cmd) {
 	t.Helper()
 	next, cmd := m.Update(msg)
 	return next.(Model), cmd
@@ -203,7 +203,7 @@ func run(cmd tea.Cmd) []tea.Msg {
 
 // feed steps m through the messages cmd produces, and those their Cmds
 // produce, skipping timer ticks and quitting.
-func feed(t *testing.T, m Model, cmd tea.Cmd) Model {
+func feed(t testing.TB, m Model, cmd tea.Cmd) Model {
 	t.Helper()
 	queue := []tea.Cmd{cmd}
 	for i := 0; len(queue) > 0 && i < 100; i++ {
@@ -243,7 +243,7 @@ func keyMsg(s string) tea.KeyMsg {
 }
 
 // openDash returns a root model showing the fixture's dashboard, loaded.
-func openDash(t *testing.T, f *fakeEngine, readOnly bool, w, h int) Model {
+func openDash(t testing.TB, f *fakeEngine, readOnly bool, w, h int) Model {
 	t.Helper()
 	m := NewModel(context.Background(), newCommon(f, readOnly), Start{Study: f, Now: t0})
 	m, _ = step(t, m, tea.WindowSizeMsg{Width: w, Height: h})

@@ -76,14 +76,19 @@ func (f listFilter) matching(texts []string) []int {
 	if !f.on() {
 		return nil
 	}
-	q := strings.ToLower(f.query)
 	out := []int{}
 	for i, t := range texts {
-		if strings.Contains(strings.ToLower(ansi.Strip(t)), q) {
+		if f.match(t) {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// match reports whether text contains the filter's query, case-insensitive,
+// with colours ignored.
+func (f listFilter) match(text string) bool {
+	return strings.Contains(strings.ToLower(ansi.Strip(text)), strings.ToLower(f.query))
 }
 
 // stepIn moves the row index sel by d among the shown rows (all n rows
@@ -118,18 +123,4 @@ func posIn(shown []int, sel int) int {
 		}
 	}
 	return len(shown) - 1
-}
-
-// pick returns the rows at the given indices (all rows when idx is nil).
-func pick(rows []string, idx []int) []string {
-	if idx == nil {
-		return rows
-	}
-	out := make([]string, 0, len(idx))
-	for _, i := range idx {
-		if i < len(rows) {
-			out = append(out, rows[i])
-		}
-	}
-	return out
 }

@@ -69,16 +69,18 @@ func (m dashModel) paneTitle(title string, focused bool, w int) string {
 
 // window returns the rows visible in h lines with the selection sel kept
 // in view, marking the selected row when the pane is focused.
-func (m dashModel) window(rows []string, sel, h int, focused bool) []string {
+// Only those rows are rendered.
+func (m dashModel) window(rows rowList, sel, h int, focused bool) []string {
 	if h <= 0 {
 		return nil
 	}
 	start := windowStart(sel, h)
 	var out []string
-	for i := start; i < len(rows) && len(out) < h; i++ {
-		r := "  " + rows[i]
+	for i := start; i < rows.n && len(out) < h; i++ {
+		text := rows.row(i)
+		r := "  " + text
 		if focused && i == sel {
-			r = "› " + rows[i]
+			r = "› " + text
 			r = m.c.Styles.Selected.Render(r)
 		}
 		out = append(out, r)

@@ -88,7 +88,7 @@ func (r procRow) command() string {
 	return shortID(r.Experiment) + ": " + r.Command + in
 }
 
-// procHeader and procRows are the process monitor table. CPU% and MiB are
+// procHeader and procList are the process monitor table. CPU% and MiB are
 // the latest sample; the cpu and mem sparklines are the last samples,
 // each scaled from its own minimum to its maximum (the focused pane's
 // title gives the selected row's range in % and MiB).
@@ -100,25 +100,30 @@ func procHeader(w int) string {
 // procCols is the width of the command column in a table w cells wide.
 func procCols(w int) int { return max(8, w-2-7-1-1-2-1-5-1-6-1-7-1-6-1-7-1-11) }
 
-func (m dashModel) procRows(w int) []string {
-	cols := procCols(w)
-	out := make([]string, 0, len(m.procs))
-	for _, p := range m.procs {
-		cmd := fit(strings.Repeat(" ", p.Depth)+p.command(), cols)
-		pid := strconv.Itoa(p.PID)
-		switch {
-		case p.Remote != nil && !p.Remote.Sampled: // the worker reports no figures (a Slurm job)
-			out = append(out, fmt.Sprintf("%7s %s %2s %5s %-6s %7s %-6s %7s %s", "-", cmd, p.State, "-", "remote",
-				"-", "remote", dur(p.Elapsed), shortBackend(p.Backend)))
-			continue
-		case p.Remote != nil: // its whole tree on the worker: no pid here
-			pid = "-"
-		}
-		out = append(out, fmt.Sprintf("%7s %s %2s %5.1f %-6s %7.1f %-6s %7s %s", pid, cmd, p.State, p.CPUPercent,
-			sparkRange(p.CPUHistory, 6), mib(p.RSSBytes), sparkRange(mibs(p.RSSHistory), 6), dur(p.Elapsed),
-			shortBackend(p.Backend)))
+// procList is the process monitor's rows, each rendered when shown.
+func (m dashModel) procList(w int) rowList {
+	cols, procs := procCols(w), m.procs
+	l := rowList{n: len(procs), row: func(i int) string { return procLine(procs[i], cols) }}
+	if m.procGen != 0 {
+		l.data, l.shape = m.procGen, w
 	}
-	return out
+	return l
+}
+
+// procLine is one process row, its COMMAND cols cells wide.
+func procLine(p procRow, cols int) string {
+	cmd := fit(strings.Repeat(" ", p.Depth)+p.command(), cols)
+	pid := strconv.Itoa(p.PID)
+	switch {
+	case p.Remote != nil && !p.Remote.Sampled: // the worker reports no figures (a Slurm job)
+		return fmt.Sprintf("%7s %s %2s %5s %-6s %7s %-6s %7s %s", "-", cmd, p.State, "-", "remote",
+			"-", "remote", dur(p.Elapsed), shortBackend(p.Backend))
+	case p.Remote != nil: // its whole tree on the worker: no pid here
+		pid = "-"
+	}
+	return fmt.Sprintf("%7s %s %2s %5.1f %-6s %7.1f %-6s %7s %s", pid, cmd, p.State, p.CPUPercent,
+		sparkRange(p.CPUHistory, 6), mib(p.RSSBytes), sparkRange(mibs(p.RSSHistory), 6), dur(p.Elapsed),
+		shortBackend(p.Backend))
 }
 
 // shortJob is a worker's job id cut to its prefix and 8 hex digits.

@@ -28,8 +28,12 @@ func (m dashModel) expRank(e engine.Receipt) int {
 
 // experimentOrder is the Experiments pane's order: running, then queued
 // (each oldest first), then the finished ones newest first. The pane, its
-// detail and its log viewer all index this order.
-func (m dashModel) experimentOrder() []engine.Receipt {
+// detail and its log viewer all index this order, worked out once per
+// snapshot (expTable).
+func (m dashModel) experimentOrder() []engine.Receipt { return m.exps.order }
+
+// orderExperiments sorts the snapshot's experiments in experimentOrder.
+func (m dashModel) orderExperiments() []engine.Receipt {
 	exps := m.state.Snapshot.Experiments
 	out := make([]engine.Receipt, 0, len(exps))
 	for rank := range 3 {
@@ -76,7 +80,7 @@ func (m dashModel) experimentTitle(n int) string {
 }
 
 // claimExperiments is how many experiments stand behind claim id.
-func (m dashModel) claimExperiments(id string) int { return len(m.claimExperimentIDs(id)) }
+func (m dashModel) claimExperiments(id string) int { return len(m.exps.byClaim[id]) }
 
 // claimVerdict is the short verdict of claim id: its newest resolved
 // review's `falsified (approved)`, else a pending review's disposition.

@@ -12,26 +12,9 @@ import (
 
 // claimExperimentIDs are the experiments behind claim id: those committed
 // to it (of the experiments the dashboard holds, in the pane's order),
-// then those its reviews cite (every one, however old).
-func (m dashModel) claimExperimentIDs(id string) []string {
-	var out []string
-	for _, e := range m.experimentOrder() {
-		if e.Commitment == id {
-			out = append(out, e.ID)
-		}
-	}
-	for _, r := range m.state.Snapshot.Reviews {
-		if r.Claim != id {
-			continue
-		}
-		for _, x := range r.Experiments {
-			if !slices.Contains(out, x) {
-				out = append(out, x)
-			}
-		}
-	}
-	return out
-}
+// then those its reviews cite (every one, however old); expTable holds
+// them.
+func (m dashModel) claimExperimentIDs(id string) []string { return m.exps.byClaim[id] }
 
 // claimExperimentLines are a claim detail's experiments, each with its
 // status and purpose (an experiment older than those the dashboard holds
