@@ -203,8 +203,8 @@ type ReviewQueuedPayload struct {
 
 // ReviewResolvedPayload is the reviewer's verdict.
 type ReviewResolvedPayload struct {
-	Claim       string  `json:"claim"`
-	Decision    string  `json:"decision"`
+	Claim       string   `json:"claim"`
+	Decision    string   `json:"decision"`
 	Disposition string   `json:"disposition"`
 	Logs        TurnLogs `json:"logs,omitempty"` // the attempt's folder; absent: not recorded
 	NextTest    *string  `json:"next_test"`
