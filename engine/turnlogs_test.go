@@ -14,17 +14,17 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
-// loggingAgent runs each turn with fakeAgent and then writes the turn's
-// folder as a provider does: prompt.txt, stdout.log (the verdict for a
-// reviewer), stderr.log, and for a worker a file of its own in a
+// loggingAgent runs each turn with its inner agent and then writes the
+// turn's folder as a provider does: prompt.txt, stdout.log (the verdict
+// for a reviewer), stderr.log, and for a worker a file of its own in a
 // sub-folder. lingering marks every outcome as one whose tree outlived it.
 type loggingAgent struct {
-	fakeAgent
+	provider.Agent
 	lingering bool
 }
 
 func (a *loggingAgent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome, error) {
-	out, err := a.fakeAgent.RunTurn(ctx, t)
+	out, err := a.Agent.RunTurn(ctx, t)
 	if err != nil {
 		return out, err
 	}
@@ -75,7 +75,7 @@ func loggedStudy(t *testing.T, lingering bool) (Campaign, *store.Store, Review) 
 	t.Helper()
 	c, s := newTestStudy(t, func(r *Request) { r.CompletionPolicy = "answer" })
 	var reviews atomic.Int32
-	agent := &loggingAgent{lingering: lingering, fakeAgent: fakeAgent{worker: reviewOnce(t, c, s), review: func(p Packet) string {
+	agent := &loggingAgent{lingering: lingering, Agent: &fakeAgent{worker: reviewOnce(t, c, s), review: func(p Packet) string {
 		if reviews.Add(1) == 1 {
 			return `{"decision":"approved"}`
 		}
@@ -230,5 +230,45 @@ func TestHashTurnFolderBounded(t *testing.T) {
 	}
 	if logs, problems := hashTurnFolder(c, filepath.Join(c.Supervisor(), "turn-00009")); logs != nil || problems != nil {
 		t.Errorf("a missing folder: %v %v, want nothing", logs, problems)
+	}
+}
+
+// TestVerifyFindsChangedScienceReviewLogs: in a structured study, the
+// contract reviews' (contract_reviewed) and the judge's (adjudicated)
+// verdicts are hashed too; editing each is named.
+func TestVerifyFindsChangedScienceReviewLogs(t *testing.T) {
+	c, s, sci := scienceStudy(t, "structured")
+	if final, _ := runSupervisor(t, c, &loggingAgent{Agent: sci}, Options{}); final != StatusCompleted {
+		t.Fatalf("final %s", final)
+	}
+	if f := verifyFindings(t, c, s); len(f) != 0 {
+		t.Fatalf("verify of the untouched study: %v", f)
+	}
+	verdicts := map[string]bool{} // stage → an attempt of it was edited
+	paths, err := filepath.Glob(filepath.Join(c.Supervisor(), "*-review-*", "stdout.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		rel, _ := filepath.Rel(c.Dir, path)
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(orig), "sufficient", "insufficient")+"x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.ToSlash(rel) + " changed since its review attempt ended"
+		if f := verifyFindings(t, c, s); len(f) != 1 || f[0] != want {
+			t.Errorf("verify after editing %s: %q, want exactly %q", rel, f, want)
+		}
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stage, _, _ := strings.Cut(filepath.Base(filepath.Dir(path)), "-")
+		verdicts[stage] = true
+	}
+	if !verdicts[string(StageContract)] || !verdicts[string(StageSupport)] {
+		t.Errorf("edited the verdicts of stages %v, want both contract and support", verdicts)
 	}
 }
