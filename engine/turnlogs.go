@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -110,4 +112,24 @@ func (h *folderHasher) add(path string) bool {
 	}
 	h.logs[filepath.ToSlash(rel)] = sandbox.Artifact{SHA256: sum, Bytes: size}
 	return true
+}
+
+// withoutLogs is an event payload without its logs field, for the worker's
+// news: the hashes are the record's, not news, and would push the verdict's
+// rationale past the news line's bound. Payloads carrying logs encode their
+// fields in JSON-name order, which re-encoding keeps.
+func withoutLogs(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`"logs":`)) {
+		return raw
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return raw
+	}
+	delete(fields, "logs")
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return raw
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simjecture/simjecture/provider"
+	"github.com/simjecture/simjecture/sandbox"
 	"github.com/simjecture/simjecture/store"
 )
 
@@ -270,5 +272,25 @@ func TestVerifyFindsChangedScienceReviewLogs(t *testing.T) {
 	}
 	if !verdicts[string(StageContract)] || !verdicts[string(StageSupport)] {
 		t.Errorf("edited the verdicts of stages %v, want both contract and support", verdicts)
+	}
+}
+
+// TestNewsLeaveOutTheLogs: the worker's news line of a review outcome is
+// what it was before the logs were recorded, rationale included.
+func TestNewsLeaveOutTheLogs(t *testing.T) {
+	next := "rerun at n=1e6"
+	p := ReviewResolvedPayload{Claim: "root", Decision: "approved", Disposition: "falsified", NextTest: &next,
+		Rationale: strings.Repeat("the artifacts show it ", 8), Review: "rev_1"}
+	plain, _ := json.Marshal(p)
+	p.Logs = TurnLogs{}
+	for i := range 5 {
+		p.Logs[fmt.Sprintf("supervisor/review-rev_1-1/file-%d.log", i)] = sandbox.Artifact{SHA256: strings.Repeat("ab", 32), Bytes: 9}
+	}
+	logged, _ := json.Marshal(p)
+	var with, without strings.Builder
+	writeChanges(&with, []store.Event{{Type: string(EvReviewResolved), Payload: logged}})
+	writeChanges(&without, []store.Event{{Type: string(EvReviewResolved), Payload: plain}})
+	if with.String() != without.String() || !strings.Contains(with.String(), "rev_1") {
+		t.Errorf("news with logs:\n%s\nwant as without:\n%s", with.String(), without.String())
 	}
 }
