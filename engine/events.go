@@ -23,6 +23,7 @@ const (
 	EvStudyState                 EventType = "study_state"
 	EvActivity                   EventType = "activity"
 	EvTurnStarted                EventType = "turn_started"
+	EvTurnEnded                  EventType = "turn_ended"
 	EvIdleTurn                   EventType = "idle_turn"
 	EvSessionRecovery            EventType = "session_recovery"
 	EvExperimentQueued           EventType = "experiment_queued"
@@ -63,7 +64,7 @@ const (
 // (events_test.go holds it equal to the payload types).
 func EventTypes() []EventType {
 	return []EventType{
-		EvStudyCreated, EvStudyState, EvActivity, EvTurnStarted, EvIdleTurn, EvSessionRecovery,
+		EvStudyCreated, EvStudyState, EvActivity, EvTurnStarted, EvTurnEnded, EvIdleTurn, EvSessionRecovery,
 		EvExperimentQueued, EvExperimentStarted, EvExperimentFinished, EvExperimentInterrupted,
 		EvExperimentCancelRequested, EvExperimentPlaced, EvClaimCommitted, EvClaimStatus, EvReviewQueued, EvReviewResolved,
 		EvReviewFailed, EvNoteAdded, EvControlRequested, EvHarnessError, EvProviderReconnectScheduled,
@@ -103,6 +104,14 @@ type ActivityPayload struct {
 type TurnStartedPayload struct {
 	Role string `json:"role"`
 	Turn int    `json:"turn"`
+}
+
+// TurnEndedPayload closes a worker turn whose agent has stopped: Logs
+// are the hashes of its folder's files (turnlogs.go), nil when they were
+// not recorded (a process of the turn outlived it).
+type TurnEndedPayload struct {
+	Logs TurnLogs `json:"logs,omitempty"`
+	Turn int      `json:"turn"`
 }
 
 // IdleTurnPayload is a worker turn that changed nothing.
@@ -194,19 +203,21 @@ type ReviewQueuedPayload struct {
 
 // ReviewResolvedPayload is the reviewer's verdict.
 type ReviewResolvedPayload struct {
-	Claim       string  `json:"claim"`
-	Decision    string  `json:"decision"`
-	Disposition string  `json:"disposition"`
-	NextTest    *string `json:"next_test"`
-	Rationale   string  `json:"rationale"`
-	Review      string  `json:"review"`
+	Claim       string   `json:"claim"`
+	Decision    string   `json:"decision"`
+	Disposition string   `json:"disposition"`
+	Logs        TurnLogs `json:"logs,omitempty"` // the attempt's folder; absent: not recorded
+	NextTest    *string  `json:"next_test"`
+	Rationale   string   `json:"rationale"`
+	Review      string   `json:"review"`
 }
 
 // ReviewFailedPayload is a failed review attempt.
 type ReviewFailedPayload struct {
-	Attempt int    `json:"attempt"`
-	Error   string `json:"error"`
-	Review  string `json:"review"`
+	Attempt int      `json:"attempt"`
+	Error   string   `json:"error"`
+	Logs    TurnLogs `json:"logs,omitempty"` // the attempt's folder, when the reviewer ran and stopped
+	Review  string   `json:"review"`
 }
 
 // NoteAddedPayload is a note the agent left.
@@ -298,6 +309,7 @@ func (StudyCreatedPayload) eventType() EventType               { return EvStudyC
 func (StudyStatePayload) eventType() EventType                 { return EvStudyState }
 func (ActivityPayload) eventType() EventType                   { return EvActivity }
 func (TurnStartedPayload) eventType() EventType                { return EvTurnStarted }
+func (TurnEndedPayload) eventType() EventType                  { return EvTurnEnded }
 func (IdleTurnPayload) eventType() EventType                   { return EvIdleTurn }
 func (SessionRecoveryPayload) eventType() EventType            { return EvSessionRecovery }
 func (ExperimentQueuedPayload) eventType() EventType           { return EvExperimentQueued }
@@ -356,16 +368,18 @@ type ContractReviewedPayload struct {
 	Claim           string           `json:"claim"`
 	ContractVersion int              `json:"contract_version"`
 	Decision        ApprovalDecision `json:"decision"`
+	Logs            TurnLogs         `json:"logs,omitempty"` // the attempt's folder; absent: not recorded
 	PacketSHA256    string           `json:"packet_sha256"`
 	Review          string           `json:"review"`
 }
 
 // AdjudicatedPayload is the judge's accepted verdict on a support request.
 type AdjudicatedPayload struct {
-	Claim           string `json:"claim"`
-	ContractVersion int    `json:"contract_version"`
-	Decision        string `json:"decision"`
-	Review          string `json:"review"`
+	Claim           string   `json:"claim"`
+	ContractVersion int      `json:"contract_version"`
+	Decision        string   `json:"decision"`
+	Logs            TurnLogs `json:"logs,omitempty"` // the attempt's folder; absent: not recorded
+	Review          string   `json:"review"`
 }
 
 // AssignmentStartedPayload is a role assigned to a claim by the host.

@@ -20,7 +20,7 @@ import (
 // allPayloads has one value of every payload type; TestEventTypesArePayloads
 // holds it equal to the types events.go gives an eventType method.
 var allPayloads = []payload{
-	StudyCreatedPayload{}, StudyStatePayload{}, ActivityPayload{}, TurnStartedPayload{},
+	StudyCreatedPayload{}, StudyStatePayload{}, ActivityPayload{}, TurnStartedPayload{}, TurnEndedPayload{},
 	IdleTurnPayload{}, SessionRecoveryPayload{}, ExperimentQueuedPayload{}, ExperimentStartedPayload{},
 	ExperimentFinishedPayload{}, ExperimentInterruptedPayload{}, ExperimentCancelRequestedPayload{}, ExperimentPlacedPayload{},
 	ClaimCommittedPayload{}, ClaimStatusPayload{}, ReviewQueuedPayload{}, ReviewResolvedPayload{},
@@ -273,6 +273,9 @@ func TestEventPayloadJSON(t *testing.T) {
 		{StudyStatePayload{Status: StatusRunning, Activity: "a"}, `{"activity":"a","status":"running"}`},
 		{ActivityPayload{Activity: "a"}, `{"activity":"a"}`},
 		{TurnStartedPayload{Turn: 2, Role: "worker"}, `{"role":"worker","turn":2}`},
+		{TurnEndedPayload{Turn: 2}, `{"turn":2}`},
+		{TurnEndedPayload{Turn: 2, Logs: TurnLogs{"supervisor/turn-00002/stdout.log": {SHA256: "h", Bytes: 3}}},
+			`{"logs":{"supervisor/turn-00002/stdout.log":{"sha256":"h","bytes":3}},"turn":2}`},
 		{IdleTurnPayload{Streak: 1}, `{"streak":1}`},
 		{SessionRecoveryPayload{IdleStreak: 3, Recoveries: 1}, `{"idle_streak":3,"recoveries":1}`},
 		{ExperimentQueuedPayload{Experiment: "e1", Source: "s"}, `{"args":null,"experiment":"e1","source":"s"}`},

@@ -185,11 +185,15 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 		return sv.harnessError(ctx, err)
 	}
 	sv.recordUsage(ctx, out, fmt.Sprintf("worker-turn-%d", st.Turn))
-	sv.record(ctx, "record the turn's cursor", func(tx *store.Tx, st *SupervisorState) error {
+	logs := sv.turnLogs(turn.LogDir, out) // the agent has stopped: RunTurn returned
+	sv.record(ctx, "record the turn's end", func(tx *store.Tx, st *SupervisorState) error {
 		if out.Failure == nil {
 			st.LastPromptSeq = lastSeq // a failed turn's retry is told the same news again
 		}
-		return keepCursor(tx, st, plan, out.Cursor)
+		if err := keepCursor(tx, st, plan, out.Cursor); err != nil {
+			return err
+		}
+		return appendEvent(tx, TurnEndedPayload{Turn: turn.Number, Logs: logs})
 	})
 	if out.Failure != nil {
 		return sv.providerFailure(ctx, out)

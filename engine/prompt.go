@@ -78,7 +78,7 @@ func writeChanges(b *strings.Builder, evs []store.Event) {
 	for _, ev := range evs {
 		switch ev.Type {
 		case "experiment_finished", "review_resolved", "review_failed", "experiment_interrupted", "claim_status":
-			lines = append(lines, fmt.Sprintf("- %s %s", ev.Type, compactJSON(ev.Payload)))
+			lines = append(lines, fmt.Sprintf("- %s %s", ev.Type, compactJSON(withoutLogs(ev.Payload))))
 		}
 	}
 	if len(lines) == 0 {

@@ -108,7 +108,7 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	}
 	packet, err := sv.buildPacket(ctx, r, claims)
 	if err != nil {
-		return sv.reviewFailed(ctx, r, err)
+		return sv.reviewFailed(ctx, r, err, nil)
 	}
 	body, _ := json.MarshalIndent(packet, "", "  ")
 	sum := sha256.Sum256(body)
@@ -119,20 +119,21 @@ func (sv *Supervisor) reviewOne(ctx context.Context, r Review, claims map[string
 	sv.setActivity(ctx, "independent review of "+r.Claim)
 	turn := provider.Turn{Role: provider.RoleReviewer, Number: r.Attempts + 1, Prompt: string(body), Dir: work,
 		LogDir: dir, Env: sv.agentEnv(false), Timeout: sv.turnAllowance(), Model: sv.k.JudgeModel}
-	out, stop := sv.reviewTurn(ctx, r, turn, dir)
+	out, logs, stop := sv.reviewTurn(ctx, r, turn, dir)
 	if stop != goOn || out == nil {
 		return stop
 	}
 	v, err := ParseVerdict(out.LastLine, r, claims[r.Claim])
 	if err != nil {
-		return sv.reviewFailed(ctx, r, err)
+		return sv.reviewFailed(ctx, r, err, logs)
 	}
-	return sv.resolve(ctx, r, v, hex.EncodeToString(sum[:]))
+	return sv.resolve(ctx, r, v, hex.EncodeToString(sum[:]), logs)
 }
 
-// reviewFailed counts a malformed attempt; after the last one the request
-// stays queued and counts as a harness error.
-func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) Status {
+// reviewFailed counts a malformed attempt, with the hashes of its folder
+// when its reviewer ran; after the last one the request stays queued and
+// counts as a harness error.
+func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error, logs TurnLogs) Status {
 	attempts := r.Attempts + 1 // counted in memory first, so a failed write cannot hide it
 	err := sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := getReview(tx, r.ID)
@@ -145,7 +146,7 @@ func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) S
 		if err := putReview(tx, cur); err != nil {
 			return err
 		}
-		return appendEvent(tx, ReviewFailedPayload{Review: r.ID, Attempt: cur.Attempts, Error: cause.Error()})
+		return appendEvent(tx, ReviewFailedPayload{Review: r.ID, Attempt: cur.Attempts, Error: cause.Error(), Logs: logs})
 	})
 	sv.Bus.Notify()
 	if err != nil {
@@ -157,7 +158,7 @@ func (sv *Supervisor) reviewFailed(ctx context.Context, r Review, cause error) S
 	return goOn
 }
 
-func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSHA string) Status {
+func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSHA string, logs TurnLogs) Status {
 	err := sv.s.Tx(ctx, func(tx *store.Tx) error {
 		now := time.Now().UTC()
 		r.Status, r.Verdict, r.PacketSHA256, r.ResolvedAt, r.Attempts = "resolved", &v, packetSHA, &now, r.Attempts+1
@@ -165,7 +166,7 @@ func (sv *Supervisor) resolve(ctx context.Context, r Review, v Verdict, packetSH
 			return err
 		}
 		if err := appendEvent(tx, ReviewResolvedPayload{Review: r.ID, Claim: r.Claim,
-			Decision: v.Decision, Disposition: v.Disposition, Rationale: v.Rationale, NextTest: v.NextTest}); err != nil {
+			Decision: v.Decision, Disposition: v.Disposition, Rationale: v.Rationale, NextTest: v.NextTest, Logs: logs}); err != nil {
 			return err
 		}
 		if v.Decision != "approved" {

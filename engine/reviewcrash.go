@@ -41,8 +41,9 @@ func (w *reviewWaits) due(id string) bool {
 // reviewCrashed records a reviewer that failed transiently: the review's
 // attempts, crashes and last error (the reviewer's last stderr line) are
 // persisted; the next attempt of the review waits Backoff(crashes), and
-// after MaxReviewCrashes the study pauses for the operator.
-func (sv *Supervisor) reviewCrashed(ctx context.Context, r Review, f *provider.Failure) Status {
+// after MaxReviewCrashes the study pauses for the operator. logs are the
+// hashes of the attempt's folder.
+func (sv *Supervisor) reviewCrashed(ctx context.Context, r Review, f *provider.Failure, logs TurnLogs) Status {
 	crashes, attempts := r.Crashes+1, r.Attempts+1 // counted in memory first, so a failed write cannot hide it
 	err := sv.s.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := getReview(tx, r.ID)
@@ -55,7 +56,7 @@ func (sv *Supervisor) reviewCrashed(ctx context.Context, r Review, f *provider.F
 		if err := putReview(tx, cur); err != nil {
 			return err
 		}
-		return appendEvent(tx, ReviewFailedPayload{Review: r.ID, Attempt: cur.Attempts, Error: f.Message})
+		return appendEvent(tx, ReviewFailedPayload{Review: r.ID, Attempt: cur.Attempts, Error: f.Message, Logs: logs})
 	})
 	sv.Bus.Notify()
 	if err != nil {

@@ -153,18 +153,18 @@ func (sv *Supervisor) scienceReviewOne(ctx context.Context, r Review) Status {
 		defer sv.judging.Store(false)
 	}
 	sv.setActivity(ctx, fmt.Sprintf("%s review of %s", r.Stage, r.Claim))
-	out, stop := sv.reviewTurn(ctx, r, turn, dir)
+	out, logs, stop := sv.reviewTurn(ctx, r, turn, dir)
 	if stop != goOn || out == nil {
 		return stop
 	}
 	if out.ToolCalls > 0 {
-		return sv.reviewFailed(ctx, r, fmt.Errorf("the %s used %d tool(s); a tool-free verdict only counts", turn.Role, out.ToolCalls))
+		return sv.reviewFailed(ctx, r, fmt.Errorf("the %s used %d tool(s); a tool-free verdict only counts", turn.Role, out.ToolCalls), logs)
 	}
 	v, err := ParseScienceVerdict(out.LastLine, r)
 	if err != nil {
-		return sv.reviewFailed(ctx, r, err)
+		return sv.reviewFailed(ctx, r, err, logs)
 	}
-	return sv.resolveScience(ctx, lab, r, v, p.Contract.PacketSHA256(), docHash(body))
+	return sv.resolveScience(ctx, lab, r, v, reviewHashes{contract: p.Contract.PacketSHA256(), packet: docHash(body), logs: logs})
 }
 
 // reviewFolder makes the folder of a review attempt, with its packet and
@@ -191,22 +191,26 @@ func (sv *Supervisor) judgeTurn(t provider.Turn) provider.Turn {
 }
 
 // reviewTurn runs a review turn and handles its failures; a nil outcome
-// means the review is done for now (the Status says how to go on).
-func (sv *Supervisor) reviewTurn(ctx context.Context, r Review, turn provider.Turn, dir string) (*provider.Outcome, Status) {
+// means the review is done for now (the Status says how to go on). The
+// logs are the hashes of the attempt's folder, taken once the reviewer
+// has stopped.
+func (sv *Supervisor) reviewTurn(ctx context.Context, r Review, turn provider.Turn, dir string) (*provider.Outcome, TurnLogs, Status) {
 	out, stop, err := sv.runTurn(ctx, turn, 0)
 	switch {
 	case stop != goOn:
-		return nil, stop
+		return nil, nil, stop
 	case err != nil:
-		return nil, sv.harnessError(ctx, err)
+		return nil, nil, sv.harnessError(ctx, err)
 	case out.Failure.NeedsOperator():
-		return nil, sv.providerFailure(ctx, out)
-	case out.Failure != nil:
-		return nil, sv.reviewCrashed(ctx, r, out.Failure)
+		return nil, nil, sv.providerFailure(ctx, out)
+	}
+	logs := sv.turnLogs(dir, out)
+	if out.Failure != nil {
+		return nil, nil, sv.reviewCrashed(ctx, r, out.Failure, logs)
 	}
 	sv.recordUsage(ctx, out, filepath.Base(dir))
 	sv.providerRecovered(ctx)
-	return &out, goOn
+	return &out, logs, goOn
 }
 
 // ParseScienceVerdict reads a scientific verdict strictly: only a whole
@@ -243,49 +247,57 @@ func ParseScienceVerdict(line string, r Review) (Verdict, error) {
 		NextTest: v.NextTest, ContractVersion: v.ContractVersion}, nil
 }
 
+// reviewHashes are what a scientific verdict is recorded with: the
+// contract packet's and the whole packet's sha256, and the attempt's logs.
+type reviewHashes struct {
+	contract, packet string
+	logs             TurnLogs
+}
+
 // resolveScience records a verdict in one transaction, on the packet as it
 // is now: a case that changed while the reviewer ran is not recorded.
-func (sv *Supervisor) resolveScience(ctx context.Context, lab *Lab, r Review, v Verdict, contractSHA, packetSHA string) Status {
+func (sv *Supervisor) resolveScience(ctx context.Context, lab *Lab, r Review, v Verdict, h reviewHashes) Status {
 	err := sv.s.Tx(ctx, func(tx *store.Tx) error {
 		p, err := sv.buildSciencePacket(tx, lab, r)
 		if err != nil {
 			return err
 		}
 		body, _ := json.MarshalIndent(p, "", "  ")
-		if docHash(body) != packetSHA {
+		if docHash(body) != h.packet {
 			return fmt.Errorf("the case changed while the %s review ran: %w", r.Stage, ErrLab)
 		}
 		now := time.Now().UTC()
-		r.Status, r.Verdict, r.PacketSHA256, r.ResolvedAt, r.Attempts = "resolved", &v, packetSHA, &now, r.Attempts+1
+		r.Status, r.Verdict, r.PacketSHA256, r.ResolvedAt, r.Attempts = "resolved", &v, h.packet, &now, r.Attempts+1
 		if err := putReview(tx, r); err != nil {
 			return err
 		}
 		if r.Stage == StageContract {
-			return recordApproval(tx, r, v, contractSHA, sv.k.AgentBackend)
+			return recordApproval(tx, r, v, h, sv.k.AgentBackend)
 		}
-		return lab.recordAdjudication(tx, r, v)
+		return lab.recordAdjudication(tx, r, v, h.logs)
 	})
 	sv.Bus.Notify()
 	if err != nil {
-		return sv.reviewFailed(ctx, r, err)
+		return sv.reviewFailed(ctx, r, err, h.logs)
 	}
 	return goOn
 }
 
-func recordApproval(tx *store.Tx, r Review, v Verdict, contractSHA, reviewer string) error {
-	a := Approval{PacketSHA256: contractSHA, Claim: r.Claim, ContractVersion: r.ContractVersion,
+func recordApproval(tx *store.Tx, r Review, v Verdict, h reviewHashes, reviewer string) error {
+	a := Approval{PacketSHA256: h.contract, Claim: r.Claim, ContractVersion: r.ContractVersion,
 		Decision: ApprovalDecision(v.Decision), Reviewer: reviewer, CreatedAt: time.Now().UTC()}
 	if err := putApproval(tx, a); err != nil {
 		return err
 	}
 	return appendEvent(tx, ContractReviewedPayload{Claim: r.Claim, ContractVersion: r.ContractVersion,
-		Decision: a.Decision, PacketSHA256: contractSHA, Review: r.ID})
+		Decision: a.Decision, PacketSHA256: h.contract, Review: r.ID, Logs: h.logs})
 }
 
 // recordAdjudication closes the claim supported, through the gate, on a
 // sufficient verdict; an insufficient one leaves it open.
-func (l *Lab) recordAdjudication(tx *store.Tx, r Review, v Verdict) error {
-	if err := appendEvent(tx, AdjudicatedPayload{Claim: r.Claim, ContractVersion: r.ContractVersion, Decision: v.Decision, Review: r.ID}); err != nil {
+func (l *Lab) recordAdjudication(tx *store.Tx, r Review, v Verdict, logs TurnLogs) error {
+	if err := appendEvent(tx, AdjudicatedPayload{Claim: r.Claim, ContractVersion: r.ContractVersion, Decision: v.Decision,
+		Review: r.ID, Logs: logs}); err != nil {
 		return err
 	}
 	if v.Decision != DecisionSufficient {

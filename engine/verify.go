@@ -43,6 +43,7 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 		findings = append(findings, verifyReceipt(c, c.Place(r))...)
 	}
 	findings = append(append(findings, verifyPackets(c, reviews)...), more...)
+	findings = append(findings, verifyTurnLogs(ctx, c, s)...)
 	records, err := verifyRecords(ctx, c, s)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)

@@ -23,5 +23,6 @@ func InFreshSession(ctx context.Context, t Turn, started time.Time, first Outcom
 	}
 	out, err := run(ctx, fresh)
 	out.Duration += first.Duration
+	out.Lingering = out.Lingering || first.Lingering // the first attempt's tree counts too
 	return out, err
 }

@@ -66,8 +66,9 @@ func RunLaunch(ctx context.Context, t Turn, l Launch) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("start agent %s: %w", l.Executable, err)
 	}
 	timedOut, werr := (&Command{Grace: l.Grace}).wait(ctx, cmd, m, t.Timeout)
-	m.kill()
-	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String()}
+	gone := m.kill()
+	out := Outcome{TimedOut: timedOut, Duration: time.Since(start), StdoutTail: outTail.String(), StderrTail: errTail.String(),
+		Lingering: !gone}
 	out.ExitCode = exitCode(cmd, werr)
 	out.LastLine = LastLine(out.StdoutTail)
 	return out, nil

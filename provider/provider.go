@@ -77,6 +77,10 @@ type Outcome struct {
 	// ToolCalls counts the tool calls the agent's stream showed, for
 	// backends that report them (codex, api, claude); any voids a judge's answer.
 	ToolCalls int
+	// Lingering says a process of the turn's tree was still alive when the
+	// turn returned (it outlived SIGKILL for a second): the turn's folder
+	// may still change. False means nothing of the turn runs any more.
+	Lingering bool
 }
 
 // Agent runs turns.

@@ -88,12 +88,16 @@ func (m mark) signal(sig syscall.Signal) int {
 }
 
 // kill SIGKILLs the marked processes until none is alive, or treeKillWait
-// has passed.
-func (m mark) kill() {
+// has passed; it reports whether none is alive (a zombie writes nothing).
+func (m mark) kill() bool {
 	deadline := time.Now().Add(treeKillWait)
-	for m.signal(syscall.SIGKILL) > 0 && time.Now().Before(deadline) {
+	for m.signal(syscall.SIGKILL) > 0 {
+		if !time.Now().Before(deadline) {
+			return false
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 const treeKillWait = time.Second

@@ -85,6 +85,9 @@ func TestLaunchLeavesNoProcessBehind(t *testing.T) {
 			if out.TimedOut != tt.timedOut {
 				t.Errorf("TimedOut = %v, want %v", out.TimedOut, tt.timedOut)
 			}
+			if out.Lingering {
+				t.Error("Lingering = true, but every process of the tree was killed (the engine would not hash the turn's logs)")
+			}
 			for _, pid := range pids {
 				if live(pid) {
 					t.Errorf("process %d of the agent's tree is alive after the launch returned", pid)

@@ -49,6 +49,12 @@ var sentences = map[engine.EventType]sentence{
 		}
 		return fmt.Sprintf("%s turn %d started", p.Role, p.Turn)
 	}),
+	engine.EvTurnEnded: says(func(p engine.TurnEndedPayload) string {
+		if len(p.Logs) == 0 {
+			return fmt.Sprintf("turn %d ended (its logs not hashed)", p.Turn)
+		}
+		return fmt.Sprintf("turn %d ended; %d log file(s) hashed", p.Turn, len(p.Logs))
+	}),
 	engine.EvIdleTurn: says(func(p engine.IdleTurnPayload) string {
 		return fmt.Sprintf("idle turn: nothing changed (%d in a row)", p.Streak)
 	}),
