@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -38,8 +40,30 @@ type Files interface {
 // LocalFiles is SHARED_DIR mounted on this host.
 type LocalFiles struct{}
 
-// ReadFile reads path.
-func (LocalFiles) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+// maxReadFile bounds what ReadFile reads: the job folder's small JSON
+// files (its record, its live figures), which a job writes.
+const maxReadFile = 64 << 20
+
+// ReadFile reads path, which must be a regular file of at most
+// maxReadFile bytes: what a job left there cannot block the reader (a
+// FIFO), lead it elsewhere (a symlink) or fill its memory.
+func (LocalFiles) ReadFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	case st.Size() > maxReadFile:
+		return nil, fmt.Errorf("%s holds %d bytes, more than the %d a job's file may", path, st.Size(), maxReadFile)
+	}
+	return io.ReadAll(io.LimitReader(f, maxReadFile+1))
+}
 
 // WriteFile writes path atomically.
 func (LocalFiles) WriteFile(path string, data []byte, mode os.FileMode) error {

@@ -141,16 +141,17 @@ type waiter struct {
 
 // liveUsage hands the job's latest live figures (written on its node about
 // once a second) to j.Spec.Usage: at most once per sandbox.UsageEvery,
-// while the scheduler says the job runs, and only figures newer than the
-// last ones (by the node's clock).
+// while the scheduler says the job runs, and only figures other than the
+// last ones (by the node's sample time: a time far ahead must not freeze
+// them) with no negative value.
 func (w *waiter) liveUsage() {
 	if w.j.Spec.Usage == nil || w.state.State != "RUNNING" || time.Since(w.usageRead) < sandbox.UsageEvery {
 		return
 	}
 	w.usageRead = time.Now()
 	var u sandbox.Usage
-	if w.c.readJSON(w.f.path(usageFile), &u) != nil || !u.At.After(w.usageAt) {
-		return
+	if w.c.readJSON(w.f.path(usageFile), &u) != nil || u.At.Equal(w.usageAt) || u.CPUSeconds < 0 || u.RSSBytes < 0 || u.Processes < 0 {
+		return // none, the same as last time, or not figures at all
 	}
 	w.usageAt = u.At
 	w.j.Spec.Usage(u)
