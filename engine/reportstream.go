@@ -108,8 +108,29 @@ func endReceipts(w *bufio.Writer, n int, after []byte) {
 
 // WriteSnapshotJSON writes the study's snapshot as `status --json` prints
 // it (indented, every receipt), streaming the receipts from one read of
-// the store so that memory does not grow with their number.
+// the store so that memory does not grow with their number. It renders
+// into an unlinked temporary file first, so that a reader of out that
+// takes its time (a pipe nobody drains) does not hold the read open (and
+// the WAL growing); without one it streams to out directly.
 func (v *View) WriteSnapshotJSON(ctx context.Context, out io.Writer) error {
+	tmp, err := os.CreateTemp("", "simjecture-status-*.json")
+	if err != nil {
+		return v.streamSnapshotJSON(ctx, out)
+	}
+	_ = os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := v.streamSnapshotJSON(ctx, tmp); err != nil {
+		return err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	_, err = io.Copy(out, tmp)
+	return err
+}
+
+// streamSnapshotJSON is WriteSnapshotJSON's rendering, into out.
+func (v *View) streamSnapshotJSON(ctx context.Context, out io.Writer) error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	err := v.s.Read(ctx, func(tx *store.Tx) error {
 		snap, err := snapshotIn(tx, v.c, 0, true)
