@@ -94,7 +94,9 @@ func recordedHashes(tx *store.Tx) (map[string]string, error) {
 // every state change and exit rewrites: a missing report, one that names an
 // event the log does not hold, or (when no supervisor is running, so none
 // is due to rewrite it) one older than the log means events were removed or
-// added after the last report.
+// added after the last report. When no supervisor runs and the report
+// anchors the log's head, the reports must also say what the store says
+// (checkReports).
 func checkHead(c Campaign, tx *store.Tx, head store.Event) ([]string, error) {
 	body, err := os.ReadFile(filepath.Join(c.Dir, "report.json"))
 	if err != nil {
@@ -120,5 +122,8 @@ func checkHead(c Campaign, tx *store.Tx, head store.Event) ([]string, error) {
 	if at > 0 && (len(evs) == 0 || evs[0].Seq != at || evs[0].Hash != rep.EventHead.Hash) {
 		return []string{fmt.Sprintf("event chain: event %d differs from the one report.json recorded", at)}, nil
 	}
-	return nil, nil
+	if head.Seq != at || Owned(c) {
+		return nil, nil // a supervisor runs: it rewrites the reports
+	}
+	return checkReports(tx, c, body)
 }
