@@ -94,3 +94,49 @@ func TestVerifyNamesAForgedNoteOfAFinishedStudy(t *testing.T) {
 		t.Fatalf("findings %q; want %q", f, want)
 	}
 }
+
+// verifyRecords holds every document table to its record events, the
+// scientific modes' assignments included, and each row's status column
+// (what listings filter on) to the status its event recorded.
+func TestVerifyRecordsNamesTamperedDocuments(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, sql, want string }{
+		{"intact", "", ""},
+		{"assignment edited", `UPDATE assignments SET assignment_json = replace(assignment_json, '"falsifier"', '"researcher"')`,
+			"assignments asg_1 was changed outside the harness"},
+		{"assignment forged", `INSERT INTO assignments (id, seq, status, assignment_json) VALUES ('asg_2', 2, 'active', '{}')`,
+			"assignments asg_2 was changed outside the harness"},
+		{"receipt's status column edited", `UPDATE experiments SET status = 'failed'`,
+			"experiments exp_x was changed outside the harness"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, s := newTestStudy(t, nil)
+			ctx := context.Background()
+			err := s.Tx(ctx, func(tx *store.Tx) error {
+				if _, err := putReceipt(tx, Receipt{ID: "exp_x", Status: ExpSucceeded}); err != nil {
+					return err
+				}
+				return putAssignment(tx, Assignment{ID: "asg_1", Role: RoleFalsifier, Claim: RootClaim, Status: AssignmentActive})
+			})
+			if err == nil {
+				err = WriteReports(ctx, c, s)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.sql != "" {
+				mustExec(t, rawDB(t, c), tc.sql)
+			}
+			f, err := verifyRecords(ctx, c, s)
+			switch got := strings.Join(f, "\n"); {
+			case err != nil:
+				t.Fatal(err)
+			case tc.want == "" && got != "":
+				t.Fatalf("intact rows: findings %v", f)
+			case !strings.Contains(got, tc.want):
+				t.Fatalf("findings %q; want one saying %q", f, tc.want)
+			}
+		})
+	}
+}
