@@ -12,6 +12,30 @@ import (
 	"github.com/simjecture/simjecture/store"
 )
 
+// intactFinishedStudy is finishedStudy, checked intact.
+func intactFinishedStudy(t *testing.T) (Campaign, *store.Store) {
+	t.Helper()
+	c, s := finishedStudy(t)
+	if f, err := Verify(context.Background(), c, s); err != nil || len(f) != 0 {
+		t.Fatalf("before tampering: findings %q, err %v", f, err)
+	}
+	return c, s
+}
+
+// wantFinding fails unless the findings hold one containing want, or
+// none when want is "".
+func wantFinding(t *testing.T, f []string, err error, want string) {
+	t.Helper()
+	switch got := strings.Join(f, "\n"); {
+	case err != nil:
+		t.Fatal(err)
+	case want == "" && got != "":
+		t.Errorf("findings:\n%s\nwant none", got)
+	case !strings.Contains(got, want):
+		t.Errorf("findings:\n%s\nwant one containing %q", got, want)
+	}
+}
+
 // editFile replaces every old in a campaign file with new, failing when
 // there is none, and returns the line of the first.
 func editFile(t *testing.T, c Campaign, name, old, new string) int {
@@ -74,20 +98,10 @@ func TestVerifyComparesTheReports(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, s := finishedStudy(t)
-			if f, err := Verify(context.Background(), c, s); err != nil || len(f) != 0 {
-				t.Fatalf("before tampering: findings %q, err %v", f, err)
-			}
+			c, s := intactFinishedStudy(t)
 			want := tt.tamper(t, c)
 			f, err := Verify(context.Background(), c, s)
-			switch got := strings.Join(f, "\n"); {
-			case err != nil:
-				t.Fatal(err)
-			case want == "" && got != "":
-				t.Errorf("findings after %s:\n%s\nwant none", tt.name, got)
-			case !strings.Contains(got, want):
-				t.Errorf("findings after %s:\n%s\nwant one containing %q", tt.name, got, want)
-			}
+			wantFinding(t, f, err, want)
 		})
 	}
 }
