@@ -81,13 +81,13 @@ func (d *diffWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	rest := d.want[d.off:]
+	if bytes.HasPrefix(rest, p) {
+		d.off += len(p)
+		return len(p), nil
+	}
 	n := 0
 	for n < len(p) && n < len(rest) && p[n] == rest[n] {
 		n++
-	}
-	if n == len(p) {
-		d.off += n
-		return len(p), nil
 	}
 	d.at = d.off + n
 	start := bytes.LastIndexByte(d.want[:d.at], '\n') + 1
