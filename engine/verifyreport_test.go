@@ -123,6 +123,13 @@ func TestVerifyPassesStudiesAsTheyAreLeft(t *testing.T) {
 			}
 			return c, s
 		}},
+		{"paused without a supervisor", func(t *testing.T) (Campaign, *store.Store) {
+			c, s := newTestStudy(t, nil)
+			if _, err := Control(ctx, c, nil, Pause); err != nil {
+				t.Fatal(err)
+			}
+			return c, s
+		}},
 		{"guidance queued without a supervisor", func(t *testing.T) (Campaign, *store.Store) {
 			c, s := newTestStudy(t, nil)
 			if _, err := Steer(ctx, c, "prefer n up to 50", ""); err != nil {
