@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,13 @@ with open(path, "r+b") as f:
     f.seek((root - 1) * size)
     f.write(b"\xff" * 64)
 `
+	// forgeNote adds a note behind the harness's back, with no event.
+	forgeNote = `
+import sqlite3, sys, os
+db = sqlite3.connect(os.path.join(sys.argv[1], "simjecture.db"))
+db.execute("""insert into notes (note_json, kind) values ('{"statement":"forged"}', '')""")
+db.commit()
+`
 	// changeContract edits the frozen contract's completion policy.
 	changeContract = `
 import json, sqlite3, sys, os
@@ -95,4 +103,21 @@ func editStdoutLog(t *testing.T, dir string, snap snapshot) string {
 	}
 	writeFile(t, path, "a nicer story\n")
 	return "stdout.log changed"
+}
+
+// reverseVerdicts turns every "supported" of a report (report.json or
+// LEDGER.md) of the finished study into "refuted", as the audit did.
+func reverseVerdicts(name string) func(t *testing.T, dir string, snap snapshot) string {
+	return func(t *testing.T, dir string, _ snapshot) string {
+		path := filepath.Join(dir, name)
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), "supported") {
+			t.Fatalf("%s says nothing is supported:\n%s", name, body)
+		}
+		writeFile(t, path, strings.ReplaceAll(string(body), "supported", "refuted"))
+		return name + " differs from the record: line "
+	}
 }

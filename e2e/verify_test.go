@@ -50,6 +50,9 @@ func TestVerifyDetects(t *testing.T) {
 		{"root made supported with a forged, chained record event", pyTamper(forgeRoot, "claim root is supported")},
 		{"database page corrupted", pyTamper(corruptPage, "store: SQLite")},
 		{"frozen contract changed", pyTamper(changeContract, "frozen contract")},
+		{"verdicts reversed in report.json", reverseVerdicts("report.json")},
+		{"verdicts reversed in LEDGER.md", reverseVerdicts("LEDGER.md")},
+		{"note forged in the store", pyTamper(forgeNote, ": not in the event log (added outside the harness)")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

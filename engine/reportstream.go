@@ -30,9 +30,20 @@ const experimentsKey = "\n  \"experiments\": ["
 // streamReports writes c's reports from tx into the files report and
 // ledger, as reportFiles renders them.
 func streamReports(tx *store.Tx, c Campaign, report, ledger *bufio.Writer) error {
+	return renderReports(tx, c, nil, report, ledger)
+}
+
+// renderReports is streamReports with the snapshot adjusted by fix (when
+// not nil) before anything is written: verify renders the reports with
+// what the record cannot give (the folder they were written in, the
+// clock). The receipts are placed in the snapshot's campaign folder.
+func renderReports(tx *store.Tx, c Campaign, fix func(*Snapshot), report, ledger *bufio.Writer) error {
 	snap, err := snapshotIn(tx, c, 0, true)
 	if err != nil {
 		return err
+	}
+	if fix != nil {
+		fix(&snap)
 	}
 	head, err := tx.Head()
 	if err != nil {
@@ -48,7 +59,7 @@ func streamReports(tx *store.Tx, c Campaign, report, ledger *bufio.Writer) error
 	report.Write(before)
 	ledger.WriteString(ledgerHead(rep))
 	backends := map[string]bool{}
-	n, err := streamReceipts(tx, c, report, func(r Receipt) {
+	n, err := streamReceipts(tx, Campaign{Dir: snap.Campaign}, report, func(r Receipt) {
 		if b := string(r.IsolationBackend); b != "" && !backends[b] {
 			backends[b] = true
 			rep.Experiments = append(rep.Experiments, Receipt{IsolationBackend: r.IsolationBackend}) // for the audit's order

@@ -11,9 +11,10 @@ import (
 
 // Verify checks the record: the store is a sound SQLite file, the event
 // chain is unbroken and ends where report.json says, every row matches its
-// record event, every recorded input, artifact, log and review packet still
-// has its hash, and the claims and the contract mean what the events say
-// (CheckConsistency). It returns one finding per problem; none means
+// record event (notes and token totals their own events), report.json and
+// LEDGER.md say what the store says when no supervisor runs, every
+// recorded input, artifact, log and review packet still has its hash, and
+// the claims and the contract mean what the events say (CheckConsistency). It returns one finding per problem; none means
 // intact. A malformed store is reported alone: nothing read from it counts.
 func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 	if bad := s.IntegrityCheck(ctx); len(bad) > 0 {
@@ -55,15 +56,19 @@ func Verify(ctx context.Context, c Campaign, s *store.Store) ([]string, error) {
 	return append(append(findings, records...), meaning...), nil
 }
 
-// verifyGuidanceAndContinuation checks the operator guidance and, for a
-// continuation phase, its frozen snapshot.
+// verifyGuidanceAndContinuation checks the operator guidance, the notes
+// and the token totals and, for a continuation phase, its frozen snapshot.
 func verifyGuidanceAndContinuation(c Campaign, tx *store.Tx, exps []Receipt) ([]string, error) {
 	f, err := verifySteering(tx, exps)
 	if err != nil {
 		return nil, err
 	}
+	notes, err := verifyNotesAndUsage(tx)
+	if err != nil {
+		return nil, err
+	}
 	cont, err := verifyContinuationRecord(c, tx)
-	return append(f, cont...), err
+	return append(append(f, notes...), cont...), err
 }
 
 func verifyReceipt(c Campaign, r Receipt) []string {

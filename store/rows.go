@@ -279,6 +279,37 @@ func (t *Tx) SumUsage() (in, out *int64, err error) {
 	return in, out, nil
 }
 
+// UsageRow is one thread's token totals; nil when not reported.
+type UsageRow struct {
+	Thread        string
+	Input, Output *int64
+}
+
+// ListUsage lists every thread's totals, by thread.
+func (t *Tx) ListUsage() ([]UsageRow, error) {
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT thread, input_tokens, output_tokens FROM usage ORDER BY thread")
+	if err != nil {
+		return nil, fmt.Errorf("list usage: %w", err)
+	}
+	defer rows.Close()
+	var out []UsageRow
+	for rows.Next() {
+		var u UsageRow
+		var in, o sql.NullInt64
+		if err := rows.Scan(&u.Thread, &in, &o); err != nil {
+			return nil, fmt.Errorf("list usage: %w", err)
+		}
+		if in.Valid {
+			u.Input = &in.Int64
+		}
+		if o.Valid {
+			u.Output = &o.Int64
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
 func nullable(p *int64) any {
 	if p == nil {
 		return nil
