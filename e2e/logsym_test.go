@@ -28,7 +28,7 @@ func TestRetryLogsCannotBeAimedAtTheRecord(t *testing.T) {
 		for _, plan := range []string{"dir", "files"} {
 			t.Run(cli.name+"/"+plan, func(t *testing.T) {
 				dir, here := linkerStudy(t, cli.name, plan)
-				checkRecordUntouched(t, dir, here)
+				checkRecordUntouched(t, dir, here, false)
 				fresh := filepath.Join(dir, "supervisor", "turn-00002-"+cli.sub)
 				for name, want := range map[string]string{"stdout.log": "FORGED", "stderr.log": `"completed"`, "prompt.txt": "new session"} {
 					checkOwnLog(t, filepath.Join(fresh, name), want)
@@ -36,6 +36,44 @@ func TestRetryLogsCannotBeAimedAtTheRecord(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestReviewRetryCannotBeAimedAtTheRecord: an enclosed reviewer
+// (testdata/revlinker.py) replaces the files of its own review folder
+// with links to simjecture.db, LEDGER.md, report.json and an experiment's
+// stdout.log, and fails as an agent whose key was refused: the study
+// stops for the operator and the same attempt runs again on resume. The
+// supervisor moves that folder aside (review-ID-1.interrupted-1) and
+// makes the attempt's folder new: the store opens and verify passes, the
+// experiment's files are byte for byte as collected, and the links are
+// still links, in the folder set aside.
+func TestReviewRetryCannotBeAimedAtTheRecord(t *testing.T) {
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here, so agents are not enclosed:\n%s", r)
+	}
+	s := newFaultStudy(t, "")
+	src, err := os.ReadFile(filepath.Join("testdata", "revlinker.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.exe, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := sj(t, "", s.args(90)...); r.code != 1 || status(t, s.dir).Status != "paused_external_error" {
+		t.Fatalf("study: want exit 1, stopped for the operator by the reviewer's 401, got %s", r)
+	}
+	if r := sj(t, "", s.resume()...); r.code != 0 {
+		t.Fatalf("resume: want exit 0 (the worker pauses), got %s", r)
+	}
+	checkRecordUntouched(t, s.dir, filepath.Dir(s.exe), true)
+	aside, err := filepath.Glob(filepath.Join(s.dir, "supervisor", "review-*-1.interrupted-1"))
+	if err != nil || len(aside) != 1 {
+		t.Fatalf("the interrupted attempt's folder set aside: %v, %v", aside, err)
+	}
+	if st, err := os.Lstat(filepath.Join(aside[0], "packet.json")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the reviewer's link in the folder set aside: %v, %v", st, err)
+	}
+	checkOwnLog(t, filepath.Join(strings.TrimSuffix(aside[0], ".interrupted-1"), "stdout.log"), "FORGED")
 }
 
 // linkerStudy runs a study of the linker as cli until it pauses itself
@@ -69,15 +107,18 @@ func linkerStudy(t *testing.T, cli, plan string) (string, string) {
 }
 
 // checkRecordUntouched compares the record the agent hashed before its
-// plant with what its retry saw and with the experiment's files now.
-func checkRecordUntouched(t *testing.T, dir, here string) {
+// plant with what its retry saw (only the experiment's files when the
+// study stopped and resumed between the two, which rewrites the store and
+// the reports) and with the experiment's files now.
+func checkRecordUntouched(t *testing.T, dir, here string, resumed bool) {
 	t.Helper()
 	before, after := readHashes(t, filepath.Join(here, "before.json")), readHashes(t, filepath.Join(here, "after.json"))
 	for name, sum := range before {
-		if after[name] != sum {
+		exp := strings.HasPrefix(name, "experiments/")
+		if after[name] != sum && (exp || !resumed) {
 			t.Errorf("%s changed between the plant and the retry", name)
 		}
-		if strings.HasPrefix(name, "experiments/") {
+		if exp {
 			b, err := os.ReadFile(filepath.Join(dir, name))
 			if got := sha256.Sum256(b); err != nil || hex.EncodeToString(got[:]) != sum {
 				t.Errorf("%s is not as collected (%v): %q", name, err, b)
