@@ -39,7 +39,7 @@ func TestRetryLogsCannotBeAimedAtTheRecord(t *testing.T) {
 }
 
 // TestReviewRetryCannotBeAimedAtTheRecord: an enclosed reviewer
-// (testdata/revlinker.py) replaces the files of its own review folder
+// (testdata/linker.py as a command agent) replaces the files of its own review folder
 // with links to simjecture.db, LEDGER.md, report.json and an experiment's
 // stdout.log, and fails as an agent whose key was refused: the study
 // stops for the operator and the same attempt runs again on resume. The
@@ -52,11 +52,11 @@ func TestReviewRetryCannotBeAimedAtTheRecord(t *testing.T) {
 		t.Skipf("bubblewrap is not available here, so agents are not enclosed:\n%s", r)
 	}
 	s := newFaultStudy(t, "")
-	src, err := os.ReadFile(filepath.Join("testdata", "revlinker.py"))
+	src, err := os.ReadFile(filepath.Join("testdata", "linker.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.exe, src, 0o755); err != nil {
+	if err := os.WriteFile(s.exe, src, 0o755); err != nil { // fault_agent.py: a command agent
 		t.Fatal(err)
 	}
 	if r := sj(t, "", s.args(90)...); r.code != 1 || status(t, s.dir).Status != "paused_external_error" {

@@ -15,6 +15,16 @@ plants what plan.txt next to it says:
 CLI does for a session it has no record of. The retry, a new session,
 hashes the record again into after.json, prints FORGED on stdout and
 stderr, pauses the study and starts a session.
+
+Called by any other name, it is a command agent whose reviewer tries the
+same through the folder of a review attempt that runs again: worker turn
+1 runs the experiment and asks for a review of root; the first reviewer
+hashes the record into before.json, replaces packet.json, prompt.txt,
+stdout.log and stderr.log of its own review folder with links to
+simjecture.db, LEDGER.md, report.json and the experiment's stdout.log, and
+fails with "401 Unauthorized", which stops the study for the operator, so
+the same attempt runs again on resume; that reviewer hashes the record
+into after.json and prints no verdict. Later worker turns pause the study.
 """
 import hashlib
 import json
@@ -45,14 +55,22 @@ def started(session):
                           "session_id": session, "usage": {"input_tokens": 1, "output_tokens": 1}}))
 
 
-def record_hashes():
-    exp = open(os.path.join(HERE, "exp_id")).read()
+def note(name, text=None):
+    path = os.path.join(HERE, name)
+    if text is None:
+        return open(path).read()
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def record_hashes(study=STUDY):
+    exp = note("exp_id")
     names = ["simjecture.db", "report.json", "LEDGER.md"]
     edir = os.path.join("experiments", exp)
-    names += [os.path.join(edir, n) for n in sorted(os.listdir(os.path.join(STUDY, edir)))]
+    names += [os.path.join(edir, n) for n in sorted(os.listdir(os.path.join(study, edir)))]
     out = {}
     for n in names:
-        with open(os.path.join(STUDY, n), "rb") as f:
+        with open(os.path.join(study, n), "rb") as f:
             out[n] = hashlib.sha256(f.read()).hexdigest()
     return out
 
@@ -62,7 +80,7 @@ def dump(name, obj):
         json.dump(obj, f, sort_keys=True)
 
 
-def first_turn():
+def run_experiment():
     with open("prog.py", "w") as f:
         f.write("print('honest output 42')\nopen('out.txt', 'w').write('42\\n')\n")
     run = lab("run", {"source": "prog.py", "outputs": ["out.txt"], "timeout": 30})
@@ -71,9 +89,9 @@ def first_turn():
         if lab("status", {"experiment": exp})["result"]["status"] not in ("queued", "running"):
             break
         time.sleep(0.05)
-    with open(os.path.join(HERE, "exp_id"), "w") as f:
-        f.write(exp)
-    started("session-1")
+    note("exp_id", exp)
+    note("study", STUDY)
+    return exp
 
 
 def plant():
@@ -83,7 +101,7 @@ def plant():
     target = os.path.join(logdir, sub)
     plan = open(os.path.join(HERE, "plan.txt")).read().strip()
     if plan == "dir":
-        os.symlink(os.path.join(STUDY, "experiments", open(os.path.join(HERE, "exp_id")).read()), target)
+        os.symlink(os.path.join(STUDY, "experiments", note("exp_id")), target)
     else:
         os.mkdir(target)
         for log, rec in (("stdout.log", "simjecture.db"), ("stderr.log", "report.json"), ("prompt.txt", "LEDGER.md")):
@@ -104,11 +122,40 @@ def fresh():
     started("session-2")
 
 
+def reviewer():
+    study, folder = note("study"), os.path.dirname(os.getcwd())
+    if os.path.exists(os.path.join(HERE, "before.json")):
+        dump("after.json", record_hashes(study))
+        print("FORGED: no verdict")
+        return
+    dump("before.json", record_hashes(study))
+    exp_log = os.path.join(study, "experiments", note("exp_id"), "stdout.log")
+    for log, rec in (("packet.json", os.path.join(study, "simjecture.db")), ("prompt.txt", os.path.join(study, "LEDGER.md")),
+                     ("stdout.log", os.path.join(study, "report.json")), ("stderr.log", exp_log)):
+        os.remove(os.path.join(folder, log))
+        os.symlink(rec, os.path.join(folder, log))
+    print("HTTP 401 Unauthorized: invalid api key", file=sys.stderr)
+    sys.exit(1)
+
+
+def command_agent():
+    if os.environ.get("SIMJECTURE_ROLE") == "reviewer":
+        reviewer()
+    elif TURN == 1:
+        exp = run_experiment()
+        lab("review", {"claim": "root", "disposition": "falsified", "conclusion": "it does not hold", "experiments": [exp]})
+    else:
+        subprocess.run([BIN, "pause", "--campaign", STUDY], capture_output=True)
+
+
 def main():
     sys.stdin.read() if not sys.stdin.isatty() else None
     resuming = "resume" in sys.argv or "--resume" in sys.argv
-    if TURN == 1:
-        first_turn()
+    if CLI not in ("codex", "claude"):
+        command_agent()
+    elif TURN == 1:
+        run_experiment()
+        started("session-1")
     elif TURN == 2 and resuming:
         plant()
     elif TURN == 2:
