@@ -145,7 +145,9 @@ func checkJudgeRejectedWrongClaim(t *testing.T, dir string) {
 }
 
 // TestSupportReviewSurvivesKill9: the supervisor killed with SIGKILL while
-// the judge runs leaves the request queued; resume judges it once.
+// the judge runs leaves the request queued; resume judges it once, in a
+// new folder (the killed attempt's, which its judge could write, is set
+// aside as support-review-ID-1.interrupted-1, never reused).
 func TestSupportReviewSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	dir, args := cheaterStudy(t, "wait")
@@ -178,5 +180,8 @@ func TestSupportReviewSurvivesKill9(t *testing.T) {
 	}
 	if snap.Status != "completed" || support != 1 {
 		t.Fatalf("status %s with %d support reviews; ledger %s", snap.Status, support, snap.ledger())
+	}
+	if aside, _ := filepath.Glob(filepath.Join(dir, "supervisor", "support-review-*-1.interrupted-1", "work", "release")); len(aside) != 1 {
+		t.Errorf("the killed attempt's folder was not set aside: %v", aside)
 	}
 }

@@ -45,7 +45,7 @@ func (sv *Supervisor) protection() string {
 }
 
 // enclose sets t's Wrap: when the run encloses its agents, the agent guard
-// and the enclosure (the campaign folder read-only but for the turn's log
+// and the enclosure (the campaign folder read-only but for the launch's log
 // folder and, for a worker, its research/ folder and the agent's state
 // folder); otherwise the guard alone.
 func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
@@ -53,19 +53,24 @@ func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 	if !sv.enclosed {
 		// Not enclosed, the agent still runs under the guard, so that its
 		// descendants die with the supervisor.
-		t.Wrap = enc.Guard
+		t.Wrap = func(_ string, argv []string) []string { return enc.Guard(argv) }
 		return t
 	}
 	enc = enc.WithPrograms(sv.progs.paths()...) // the programs the study runs later stay as they are
-	writable := []string{t.LogDir}
+	var others []string
 	if t.Role == provider.RoleWorker {
-		writable = append([]string{sv.c.Research()}, writable...)
+		others = append(others, sv.c.Research())
 		// bwrap binds only folders that exist; one it cannot make stays
 		// read-only, and the backend that needs it reports the failure.
 		if t.StateDir != "" && os.MkdirAll(t.StateDir, 0o700) == nil {
-			writable = append(writable, t.StateDir)
+			others = append(others, t.StateDir)
 		}
 	}
-	t.Wrap = func(argv []string) []string { return enc.Wrap(sv.c.Dir, writable, argv) }
+	// The launch's own log folder, not the turn's: a retry in a new
+	// session gets a new folder (provider.InFreshSession), and the folder
+	// of the failed attempt stays read-only to it.
+	t.Wrap = func(logDir string, argv []string) []string {
+		return enc.Wrap(sv.c.Dir, append([]string{logDir}, others...), argv)
+	}
 	return t
 }

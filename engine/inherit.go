@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // Limits of the files a continuation inherits (contract section 14).
@@ -114,7 +116,7 @@ func readInheritFile(root, rel string) (inheritedFile, error) {
 		return inheritedFile{}, err
 	}
 	path := filepath.Join(root, filepath.FromSlash(rel))
-	f, err := os.Open(path)
+	f, err := provider.OpenNoFollow(path) // swapped for a link or a FIFO since the check: refused
 	if err != nil {
 		return inheritedFile{}, badField(FieldInheritFile, "%s: %v", rel, unwrapPath(err))
 	}

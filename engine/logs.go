@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // LogWindow bounds one read of a log file: a viewer never holds more of a
@@ -106,7 +108,7 @@ type LogChunk struct {
 func ReadLog(path string, cur LogCursor, window int) (LogChunk, error) {
 	window = max(window, 2)
 	ch := LogChunk{Next: cur}
-	f, err := os.Open(path)
+	f, err := provider.OpenNoFollow(path) // a turn's folder is the agent's: no symlink, no FIFO
 	if errors.Is(err, fs.ErrNotExist) {
 		ch.Missing, ch.Reset = true, cur.Path != path
 		ch.Next = LogCursor{Path: path}

@@ -176,6 +176,9 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	if plan.idle > 0 {
 		turn.Timeout = max(0, sv.remaining()) // frontier: the turn ends after plan.idle without activity
 	}
+	if err := newAgentDir(turn.LogDir); err != nil {
+		return sv.harnessError(ctx, err)
+	}
 	sv.setActivity(ctx, fmt.Sprintf("agent turn %d%s", st.Turn, plan.label()))
 	out, stop, err := sv.runTurn(ctx, turn, plan.idle)
 	if stop != goOn {

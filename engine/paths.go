@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // cleanRel checks that p is a relative path that stays inside its root:
@@ -35,9 +36,10 @@ func cleanRel(what, p string) (string, error) {
 	return c, nil
 }
 
-// hashFile is the sha256 of a file's bytes.
+// hashFile is the sha256 of a regular file's bytes, never through a
+// symlink (a review's packet is in a folder its reviewer could write).
 func hashFile(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := provider.OpenNoFollow(path)
 	if err != nil {
 		return "", 0, err
 	}

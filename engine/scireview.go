@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -167,16 +166,13 @@ func (sv *Supervisor) scienceReviewOne(ctx context.Context, r Review) Status {
 	return sv.resolveScience(ctx, lab, r, v, reviewHashes{contract: p.Contract.PacketSHA256(), packet: docHash(body), logs: logs})
 }
 
-// reviewFolder makes the folder of a review attempt, with its packet and
-// the reviewer's fresh working folder.
+// reviewFolder makes the new folder of a review attempt, with its packet
+// and the reviewer's fresh working folder (makeReviewFolder).
 func (sv *Supervisor) reviewFolder(ctx context.Context, r Review, body []byte) (string, string, Status) {
 	dir := filepath.Join(sv.c.Supervisor(), reviewDirName(r, r.Attempts+1))
-	work := filepath.Join(dir, "work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	work, err := makeReviewFolder(dir, body)
+	if err != nil {
 		return "", "", sv.harnessError(ctx, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, PacketFile), body, 0o644); err != nil {
-		return "", "", sv.harnessError(ctx, fmt.Errorf("keep review packet: %w", err))
 	}
 	return dir, work, goOn
 }

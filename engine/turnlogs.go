@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -38,9 +39,20 @@ func (sv *Supervisor) turnLogs(dir string, out provider.Outcome) TurnLogs {
 		sv.log.Warn("turn folder not hashed: a process of the turn outlived it", "folder", dir)
 		return nil
 	}
-	logs, problems := hashTurnFolder(sv.c, dir)
-	for _, err := range problems {
-		sv.log.Warn("hash the turn folder", "folder", dir, "err", err)
+	// A retry in a new session logged to a sibling, DIR-SUB
+	// (provider.FreshLogDir): its files are the turn's too.
+	siblings, _ := filepath.Glob(dir + "-*")
+	var logs TurnLogs
+	for _, d := range append([]string{dir}, siblings...) {
+		got, problems := hashTurnFolder(sv.c, d)
+		for _, err := range problems {
+			sv.log.Warn("hash the turn folder", "folder", d, "err", err)
+		}
+		if logs == nil {
+			logs = got
+			continue
+		}
+		maps.Copy(logs, got)
 	}
 	return logs
 }

@@ -108,11 +108,11 @@ func turnEnv(t Turn) []string {
 }
 
 func openLogs(dir string) (*os.File, *os.File, error) {
-	out, err := os.Create(filepath.Join(dir, "stdout.log"))
+	out, err := CreateNew(filepath.Join(dir, "stdout.log"), 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("turn log: %w", err)
 	}
-	errf, err := os.Create(filepath.Join(dir, "stderr.log"))
+	errf, err := CreateNew(filepath.Join(dir, "stderr.log"), 0o644)
 	if err != nil {
 		_ = out.Close()
 		return nil, nil, fmt.Errorf("turn log: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -14,7 +13,8 @@ import (
 // Launch is one agent subprocess of a turn, for backends that build their
 // own command line (codex). It runs exactly like the command backend's
 // agent: in the turn's folder and environment, in its own process group,
-// with prompt.txt, stdout.log and stderr.log in the turn's LogDir, and it is
+// with prompt.txt, stdout.log and stderr.log in the turn's LogDir (new
+// files: a name that exists there, a symlink included, is refused), and it is
 // stopped (SIGTERM, grace, SIGKILL to its process tree) when ctx ends or the
 // turn allowance passes. The launch ends when the agent exits: output its
 // descendants hold open is cut after PipeGrace, and whatever of its tree is
@@ -34,10 +34,10 @@ type Launch struct {
 // failure), the duration and the output tails; classifying a failure is the
 // caller's, since only it knows the protocol's error events.
 func RunLaunch(ctx context.Context, t Turn, l Launch) (Outcome, error) {
-	if err := os.MkdirAll(t.LogDir, 0o755); err != nil {
+	if err := EnsureDir(t.LogDir, 0o755); err != nil {
 		return Outcome{}, fmt.Errorf("turn log folder: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(t.LogDir, "prompt.txt"), []byte(l.Prompt), 0o644); err != nil {
+	if err := WriteNew(filepath.Join(t.LogDir, "prompt.txt"), []byte(l.Prompt), 0o644); err != nil {
 		return Outcome{}, fmt.Errorf("write prompt: %w", err)
 	}
 	stdout, stderr, err := openLogs(t.LogDir)

@@ -48,9 +48,11 @@ type Turn struct {
 	// tool calls its stream showed anyway, and any voids its answer.
 	ToolFree bool
 	// Wrap, when set, rewrites the argv of the turn's agent process (the
-	// engine's record enclosure); the process is started, stopped and
-	// waited for as it would be unwrapped.
-	Wrap func(argv []string) []string
+	// engine's record enclosure) for the log folder of that launch, the
+	// folder it makes writable (a retry in a new session has its own,
+	// InFreshSession); the process is started, stopped and waited for as
+	// it would be unwrapped.
+	Wrap func(logDir string, argv []string) []string
 }
 
 // Tool is one function an agent may call.

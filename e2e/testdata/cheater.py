@@ -9,8 +9,10 @@ lab's answer and whether `lab status` changed; the test reads that log.
 Roles come from SIMJECTURE_ROLE (falsifier, repair_scientist, reviewer,
 judge). The judge's behaviour is set by an "e2e-judge: MODE" line in the
 operator's instructions (carried by the packet): "wrong-claim" answers the
-first attempt for another claim; "wait" blocks the first attempt until
-released (the kill -9 test).
+first attempt for another claim; "wait" blocks the first judge run until
+a "release" file appears in its working folder (the kill -9 test; a
+marker beside this script remembers it waited, since the attempt run
+again on resume gets a new folder).
 """
 import json
 import os
@@ -183,7 +185,9 @@ def judge():
     if mode == "wrong-claim" and attempt == "1":
         print(verdict(packet, "sufficient", claim="root"))
         return
-    if mode == "wait" and not os.path.exists("started"):
+    waited = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge-waited")
+    if mode == "wait" and not os.path.exists(waited):
+        open(waited, "w").write(str(os.getpid()))
         open("started", "w").write(str(os.getpid()))
         print("JUDGE-WAITING", flush=True)
         deadline = time.time() + 60

@@ -8,9 +8,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // A worker's conversation is kept in the study's state folder as
@@ -62,7 +66,7 @@ const convPrefix, convSuffix = "api-conversation-", ".jsonl"
 // (removing older ones) when id is empty or its file is gone; lost says
 // the latter happened to a given id.
 func openConversation(dir, id, key string) (c *conversation, lost bool, err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := provider.EnsureDir(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("conversation folder: %w", err)
 	}
 	if id != "" && strings.HasPrefix(id, convPrefix) {
@@ -86,7 +90,7 @@ func newConversation(dir, key string) (*conversation, error) {
 	_, _ = rand.Read(b[:])
 	id := convPrefix + hex.EncodeToString(b[:])
 	c := &conversation{id: id, path: filepath.Join(dir, id+convSuffix), key: key}
-	f, err := os.OpenFile(c.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(c.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("start the conversation: %w", err)
 	}
@@ -97,7 +101,7 @@ func newConversation(dir, key string) (*conversation, error) {
 // load reads the file up to its first bad line, cuts it there and opens it
 // for appending.
 func (c *conversation) load() error {
-	b, err := os.ReadFile(c.path)
+	b, err := readConversation(c.path)
 	if err != nil {
 		return err
 	}
@@ -117,7 +121,7 @@ func (c *conversation) load() error {
 			return fmt.Errorf("cut the conversation's torn tail: %w", err)
 		}
 	}
-	c.f, err = os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	c.f, err = os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the conversation: %w", err)
 	}
@@ -194,7 +198,7 @@ func (c *conversation) rewrite(msgs []msg) error {
 		_ = d.Close()
 	}
 	_ = c.f.Close()
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the conversation: %w", err)
 	}
@@ -203,7 +207,7 @@ func (c *conversation) rewrite(msgs []msg) error {
 }
 
 func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
@@ -224,3 +228,23 @@ func (c *conversation) Close() {
 		_ = c.f.Close()
 	}
 }
+
+// readConversation reads the stored conversation without following a
+// symlink, at most maxConversationFile bytes.
+func readConversation(path string) ([]byte, error) {
+	f, err := provider.OpenNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConversationFile))
+	if err != nil {
+		return nil, fmt.Errorf("read the conversation: %w", err)
+	}
+	return b, nil
+}
+
+// maxConversationFile bounds what is read of a stored conversation; the
+// conversation is kept far smaller (bound.go), and a longer file is cut
+// at its first bad line like a torn one.
+const maxConversationFile = 256 << 20

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/simjecture/simjecture/provider"
 )
 
 // Log caps: a chatty model cannot fill the disk.
@@ -27,16 +29,16 @@ type transcript struct {
 }
 
 func openTranscript(dir, prompt, key string) (*transcript, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := provider.EnsureDir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("turn log folder: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "prompt.txt"), []byte(redact(prompt, key)), 0o644); err != nil {
+	if err := provider.WriteNew(filepath.Join(dir, "prompt.txt"), []byte(redact(prompt, key)), 0o644); err != nil {
 		return nil, fmt.Errorf("write prompt: %w", err)
 	}
 	t := &transcript{key: key}
 	var err error
 	for name, dst := range map[string]**os.File{"transcript.jsonl": &t.events, "stdout.log": &t.stdout, "stderr.log": &t.stderr} {
-		if *dst, err = os.Create(filepath.Join(dir, name)); err != nil {
+		if *dst, err = provider.CreateNew(filepath.Join(dir, name), 0o644); err != nil {
 			t.Close()
 			return nil, fmt.Errorf("turn log: %w", err)
 		}

@@ -81,8 +81,9 @@ func (a *Agent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome,
 // run launches claude once for t and fills the Outcome from its stream.
 func (a *Agent) run(ctx context.Context, t provider.Turn) (provider.Outcome, *stream, error) {
 	state := stateDir(t)
-	for _, d := range []string{filepath.Join(state, "home"), filepath.Join(state, "config"), t.LogDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+	// Real folders only, never a symlink an agent left in its state folder.
+	for _, d := range []string{t.LogDir, state, filepath.Join(state, "home"), filepath.Join(state, "config")} {
+		if err := provider.EnsureDir(d, 0o700); err != nil {
 			return provider.Outcome{}, nil, fmt.Errorf("claude state folder: %w", err)
 		}
 	}
@@ -157,7 +158,7 @@ func (a *Agent) args(t provider.Turn) ([]string, error) {
 		return args, nil
 	}
 	cfg := filepath.Join(t.LogDir, "mcp.json")
-	if err := os.WriteFile(cfg, MCPConfig(t.MCPCommand), 0o600); err != nil {
+	if err := provider.WriteNew(cfg, MCPConfig(t.MCPCommand), 0o600); err != nil {
 		return nil, fmt.Errorf("write the MCP configuration: %w", err)
 	}
 	args = append(args, "--mcp-config", cfg, "--strict-mcp-config")

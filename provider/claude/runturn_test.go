@@ -53,8 +53,8 @@ func TestLostSessionRunsANewOne(t *testing.T) {
 	if !strings.HasPrefix(string(stdin), lostSessionNote) || !strings.Contains(string(stdin), "news") {
 		t.Errorf("the new session was asked %q", stdin)
 	}
-	if _, err := os.Stat(filepath.Join(logs, "new-session", "stdout.log")); err != nil {
-		t.Errorf("the new session's logs: %v", err)
+	if _, err := os.Stat(filepath.Join(logs+"-new-session", "stdout.log")); err != nil {
+		t.Errorf("the new session's logs, beside the turn's: %v", err)
 	}
 	env, _ := os.ReadFile(filepath.Join(bin, "env.txt"))
 	if want := filepath.Join(state, "home") + " " + filepath.Join(state, "config") + " 1\n"; string(env) != want {
