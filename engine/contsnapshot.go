@@ -195,7 +195,7 @@ func writeFileIn(dir, rel string, b []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("continuation snapshot: %w", err)
 	}
-	if err := os.WriteFile(path, b, mode); err != nil {
+	if err := writeCreating(path, b, mode); err != nil {
 		return fmt.Errorf("continuation snapshot: %w", err)
 	}
 	return nil

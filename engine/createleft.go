@@ -138,9 +138,15 @@ func (c Campaign) leftovers(ctx context.Context) ([]string, bool, error) {
 	return found, blank, err
 }
 
-// onlyLock reports whether entries are c's lock file at most.
+// onlyLock reports whether entries are c's lock file at most, and the
+// first creation marker being written (killed before its rename).
 func onlyLock(entries []fs.DirEntry, c Campaign) bool {
-	return len(entries) == 0 || (len(entries) == 1 && entries[0].Name() == filepath.Base(c.LockFile()))
+	for _, e := range entries {
+		if n := e.Name(); n != filepath.Base(c.LockFile()) && n != creationMarker+".new" {
+			return false
+		}
+	}
+	return true
 }
 
 // isStoreFile reports whether name is the store or the temporary store, or
@@ -182,9 +188,28 @@ func listedFiles(dir, top string, sums map[string]string) ([]string, bool) {
 	return files, err == nil
 }
 
+// partialSuffix names a file a creation is writing: it writes every file
+// under that name first and renames it into place (writeCreating), so a
+// kill leaves either the whole file or a partial one under this name.
+const partialSuffix = ".simjecture-partial"
+
+// writeCreating writes a file of a creation: under its partial name first,
+// then renamed into place.
+func writeCreating(path string, b []byte, mode os.FileMode) error {
+	if err := os.WriteFile(path+partialSuffix, b, mode); err != nil {
+		return err
+	}
+	return os.Rename(path+partialSuffix, path)
+}
+
 // listedFile reports whether the regular file rel under dir is listed in
-// sums with its content (an empty sum accepts any content).
+// sums with its content (an empty sum accepts any content), or is the
+// partial file of one listed.
 func listedFile(dir, rel string, sums map[string]string) bool {
+	if name, partial := strings.CutSuffix(filepath.ToSlash(rel), partialSuffix); partial {
+		_, ok := sums[name]
+		return ok
+	}
 	want, ok := sums[filepath.ToSlash(rel)]
 	return ok && (want == "" || fileSHA256(filepath.Join(dir, rel)) == want)
 }

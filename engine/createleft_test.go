@@ -149,6 +149,19 @@ func TestInterruptedCreation(t *testing.T) {
 			reportsLeft(t, c, "report.json")
 			put(t, c, firstReportPrefix+"LEDGER.md", "# Study led")
 		}, "", ""},
+		{"a hypothesis cut short", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			_ = os.Remove(filepath.Join(c.Operator(), "hypothesis.txt"))
+			put(t, c, "operator/hypothesis.txt"+partialSuffix, "an old hyp") // killed while written
+		}, "", ""},
+		{"a partial file of something not listed", func(t *testing.T, c Campaign) {
+			leftBehind(t, c)
+			put(t, c, "research/mine.txt"+partialSuffix, "x")
+		}, "non-empty folder", "research/mine.txt" + partialSuffix},
+		{"the first marker being written", func(t *testing.T, c Campaign) {
+			put(t, c, ".simjecture.lock", "")
+			put(t, c, creationMarker+".new", `{"operator/hyp`) // killed before its rename
+		}, "", ""},
 		{"a marker being rewritten", func(t *testing.T, c Campaign) {
 			leftBehind(t, c)
 			put(t, c, creationMarker+".new", `{"report.json":`) // killed before its rename

@@ -48,7 +48,7 @@ func TestLabRunResourcesBoundByPool(t *testing.T) {
 		// Most cores on one machine, most memory on another: a request
 		// must fit one of them whole.
 		{[]string{"wide", "deep"}, `"cpus":64,"memory_mb":100000`, false, "fit no one machine"},
-		{[]string{"wide", "deep"}, `"cpus":64`, true, ""},                    // the default memory is cut to wide's 512
+		{[]string{"wide", "deep"}, `"cpus":64`, true, ""},                   // the default memory is cut to wide's 512
 		{[]string{"wide", "deep"}, `"cpus":1,"memory_mb":100000`, true, ""}, // deep holds it
 		{[]string{"wide", "deep"}, `"cpus":2,"memory_mb":1024`, false, "fit no one machine"},
 	} {

@@ -22,7 +22,9 @@ func TestProgramPins(t *testing.T) {
 			later := time.Now().Add(time.Hour)
 			must(t, os.Chtimes(prog, later, later))
 		}, ""},
-		{"rewritten", func(t *testing.T, prog, _, _ string) { must(t, os.WriteFile(prog, []byte("#!/bin/sh\nexit 1\n"), 0o755)) }, "changed"},
+		{"rewritten", func(t *testing.T, prog, _, _ string) {
+			must(t, os.WriteFile(prog, []byte("#!/bin/sh\nexit 1\n"), 0o755))
+		}, "changed"},
 		{"replaced by a rename", func(t *testing.T, prog, _, other string) { must(t, os.Rename(other, prog)) }, "changed"},
 		{"removed", func(t *testing.T, prog, _, _ string) { must(t, os.Remove(prog)) }, "is gone"},
 		{"link retargeted", func(t *testing.T, _, link, other string) {

@@ -287,10 +287,10 @@ func writeNewStudy(ctx context.Context, c Campaign, ns newStudy) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(c.Operator(), "hypothesis.txt"), hyp, 0o644); err != nil {
+	if err := writeCreating(filepath.Join(c.Operator(), "hypothesis.txt"), hyp, 0o644); err != nil {
 		return fmt.Errorf("write hypothesis: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(c.Operator(), "instructions.txt"), ins, 0o644); err != nil {
+	if err := writeCreating(filepath.Join(c.Operator(), "instructions.txt"), ins, 0o644); err != nil {
 		return fmt.Errorf("write instructions: %w", err)
 	}
 	if ns.cont != nil {
