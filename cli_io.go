@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/simjecture/simjecture/engine"
 )
 
 // The surroundings of a command: terminals, the machine, the workspace
@@ -47,7 +49,7 @@ func memoryMB() int64 {
 
 // printJSON prints v as indented JSON and returns the exit code.
 func printJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(engine.TerminalSafeJSON(w))
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return exitAttention
