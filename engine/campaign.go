@@ -80,6 +80,9 @@ func (c Campaign) Exists() bool {
 
 // Open opens the campaign's store; the campaign must hold a study.
 func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
+	if err := checkNotFile(c.Dir); err != nil {
+		return nil, err
+	}
 	if err := c.checkReadable(); err != nil {
 		return nil, err
 	}
@@ -134,7 +137,7 @@ func checkNewCampaignDir(ctx context.Context, dir string) error {
 		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("campaign %s is a file, not a folder: %w", dir, ErrInvalid)
+		return checkNotFile(dir)
 	}
 	if _, err := os.ReadDir(dir); err != nil {
 		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))

@@ -28,6 +28,19 @@ func campaignUnusable(dir, what string, err error) error {
 	return badField(FieldCampaign, "%s: %s: %w", dir, what, errno)
 }
 
+// checkNotFile refuses a campaign path that is a file, or has a file where
+// a folder of its path should be: the same line for every command.
+func checkNotFile(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return badField(FieldCampaign, "%s: is a file, not a campaign folder", Printable(dir))
+	case errors.Is(err, syscall.ENOTDIR):
+		return badField(FieldCampaign, "%s: a file is in its path, not a campaign folder", Printable(dir))
+	}
+	return nil
+}
+
 // checkCreatable refuses a new campaign folder this account cannot make
 // (the nearest existing folder above it is not writable) or, when it
 // exists, cannot write in; it writes nothing.
