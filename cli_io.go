@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,6 +27,16 @@ func workspaceRoot() string {
 		return "simjecture-studies"
 	}
 	return filepath.Join(home, "simjecture", "studies")
+}
+
+// checkWorkspace refuses a workspace root that cannot hold studies, naming
+// $SIMJECTURE_WORKSPACE when that is where it came from.
+func checkWorkspace() error {
+	err := engine.CheckWorkspace(workspaceRoot())
+	if v := os.Getenv("SIMJECTURE_WORKSPACE"); err != nil && v != "" {
+		return fmt.Errorf("SIMJECTURE_WORKSPACE=%q: %w", v, err)
+	}
+	return err
 }
 
 // isTerminal reports whether a stream is a terminal.
