@@ -89,6 +89,12 @@ func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
 	if !c.Exists() {
 		return nil, c.NoStudy(ctx)
 	}
+	// A store that recorded nothing (a 0-byte file is an interrupted
+	// creation's leftover) is only reported: opening it would make it a
+	// database, with -wal and -shm beside it.
+	if blank, err := store.IsBlank(ctx, c.DB()); err == nil && blank {
+		return nil, c.NoStudy(ctx)
+	}
 	s, err := store.OpenExisting(ctx, c.DB())
 	if errors.Is(err, store.ErrNoStudy) {
 		return nil, fmt.Errorf("%s holds no simjecture study: %w: %w", c.Dir, err, ErrInvalid)
