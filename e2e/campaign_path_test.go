@@ -57,3 +57,23 @@ func TestCampaignPathIsAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCampaignCannotBeCreated: a new study in a folder the file system
+// cannot make (/proc makes none; a name too long) is the operator's input:
+// exit 2, one line naming --campaign and the reason.
+func TestCampaignCannotBeCreated(t *testing.T) {
+	t.Parallel()
+	c, tmp := scratchCampaign(t)
+	long := filepath.Join(tmp, strings.Repeat("n", 300))
+	for _, dir := range []string{"/proc/simjecture-e2e-" + randomHex(t), long} {
+		t.Run(filepath.Base(dir)[:8], func(t *testing.T) {
+			c := c
+			c.dir = dir
+			r := sjWith(t, scratchEnv(tmp), "", c.args(60, 30)...)
+			checkInvalid(t, r, "--campaign: "+dir+": cannot ")
+			if _, err := os.Stat(dir); err == nil {
+				t.Errorf("%s was made", dir)
+			}
+		})
+	}
+}

@@ -140,7 +140,7 @@ func checkNewCampaignDir(ctx context.Context, dir string) error {
 		return nil
 	}
 	if err != nil {
-		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))
+		return campaignPathError(dir, "cannot use it", fmt.Errorf("campaign %s: %w", dir, err))
 	}
 	if !st.IsDir() {
 		return checkNotFile(dir)
