@@ -15,6 +15,7 @@ import (
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/engine/benchtask"
+	"github.com/simjecture/simjecture/engine/jsonerr"
 	"github.com/simjecture/simjecture/sandbox"
 )
 
@@ -171,11 +172,11 @@ func gradeRequest(changed func(string) bool, submission, output, backend, metada
 		return req, err
 	}
 	data, err := os.ReadFile(metadata)
-	if err == nil {
-		err = json.Unmarshal(data, &req.Trial)
-	}
 	if err != nil {
 		return req, fmt.Errorf("--metadata: %v: %w", err, errUsage)
+	}
+	if err := json.Unmarshal(data, &req.Trial); err != nil {
+		return req, fmt.Errorf("--metadata %s: not a trial's JSON object: %s: %w", metadata, jsonerr.Problem(data, err), errUsage)
 	}
 	req.Trial.TrialID = ""
 	return req, nil

@@ -116,3 +116,45 @@ func TestOperatorFilesMustBeText(t *testing.T) {
 		}
 	})
 }
+
+// TestInputJSONInOurWords: malformed JSON given to lab on stdin, and a grade
+// report file that is empty or of the wrong shape, are refused in the
+// program's words naming the input and the position, never the Go
+// decoder's ("invalid character", "unexpected end of JSON input").
+func TestInputJSONInOurWords(t *testing.T) {
+	t.Parallel()
+	c := pausedStudy(t)
+	tmp := t.TempDir()
+	empty, wrong := filepath.Join(tmp, "empty.txt"), filepath.Join(tmp, "wrong.json")
+	writeFile(t, empty, "\n")
+	writeFile(t, wrong, `{"task": 3}`)
+	tests := []struct {
+		name, stdin string
+		args        []string
+		code        int
+		want        string
+	}{
+		{"lab with a bad literal", "nol", []string{"lab", "status", "--campaign", c.dir}, 1,
+			"lab status: stdin is not a JSON object: not valid JSON at line 1, column 2 (byte 2)"},
+		{"lab cut short", `{"limit": 3`, []string{"lab", "status", "--campaign", c.dir}, 1,
+			"stdin is not a JSON object: the JSON ends before its value is complete"},
+		{"leaderboard of an empty file", "", []string{"bench", "leaderboard", "--reports", empty}, 2,
+			"--reports " + empty + ": not grade reports: it is empty"},
+		{"leaderboard of a wrong shape", "", []string{"bench", "leaderboard", "--reports", wrong}, 2,
+			"not grade reports: task must be a string, not a JSON number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := sj(t, tt.stdin, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stdout+r.stderr, tt.want) {
+				t.Errorf("want exit %d saying %q, got %s", tt.code, tt.want, r)
+			}
+			for _, goText := range []string{"invalid character", "unexpected end of JSON input", "Go value", "Go struct"} {
+				if strings.Contains(r.stdout+r.stderr, goText) {
+					t.Errorf("decoder text %q reached the user: %s", goText, r)
+				}
+			}
+		})
+	}
+}
