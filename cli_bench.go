@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/simjecture/simjecture/engine"
 	"github.com/simjecture/simjecture/engine/benchtask"
+	"github.com/simjecture/simjecture/engine/jsonerr"
 	"github.com/simjecture/simjecture/sandbox"
 )
 
@@ -161,8 +163,8 @@ func gradeRequest(changed func(string) bool, submission, output, backend, metada
 	case output == "":
 		return benchtask.GradeRequest{}, fmt.Errorf("--output FILE is required: %w", errUsage)
 	}
-	if info, err := os.Stat(filepath.Dir(output)); err != nil || !info.IsDir() {
-		return benchtask.GradeRequest{}, fmt.Errorf("--output %s: its folder does not exist: %w", output, errUsage)
+	if err := checkOutputFile(output); err != nil {
+		return benchtask.GradeRequest{}, err
 	}
 	req, err := gradeSettings(backend, timeout)
 	req.Submission = submission
@@ -170,11 +172,11 @@ func gradeRequest(changed func(string) bool, submission, output, backend, metada
 		return req, err
 	}
 	data, err := os.ReadFile(metadata)
-	if err == nil {
-		err = json.Unmarshal(data, &req.Trial)
-	}
 	if err != nil {
 		return req, fmt.Errorf("--metadata: %v: %w", err, errUsage)
+	}
+	if err := json.Unmarshal(data, &req.Trial); err != nil {
+		return req, fmt.Errorf("--metadata %s: not a trial's JSON object: %s: %w", metadata, jsonerr.Problem(data, err), errUsage)
 	}
 	req.Trial.TrialID = ""
 	return req, nil
@@ -208,6 +210,11 @@ func benchLeaderboard(_ context.Context, args []string, io stdio) int {
 	paths := append(*reports, fs.Args()...)
 	if !fs.Changed("reports") {
 		return fail(io, fmt.Errorf("--reports F… is required: %w", errUsage))
+	}
+	if *output != "" {
+		if err := checkOutputFile(*output); err != nil {
+			return fail(io, err)
+		}
 	}
 	sources, err := benchtask.LoadReports(paths)
 	if err != nil {
@@ -293,4 +300,24 @@ func runRequest(fs *pflag.FlagSet, output, backend string, wall, turn int64, tim
 	grade, err := gradeSettings(backend, timeout)
 	return benchtask.RunRequest{Task: t.ID, Output: output, Grade: grade,
 		Wall: time.Duration(wall) * time.Second, Turn: time.Duration(turn) * time.Second}, err
+}
+
+// checkOutputFile refuses, before any work, an --output that cannot take
+// the JSON file: a folder, something other than a regular file, or a path
+// whose folder is missing or not writable (the file is written under a
+// temporary name beside it and renamed into place).
+func checkOutputFile(output string) error {
+	if info, err := os.Stat(output); err == nil && info.IsDir() {
+		return fmt.Errorf("--output %s: is a folder; name the file to write: %w", output, errUsage)
+	} else if err == nil && !info.Mode().IsRegular() {
+		return fmt.Errorf("--output %s: is not a regular file: %w", output, errUsage)
+	}
+	dir := filepath.Dir(output)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("--output %s: its folder does not exist: %w", output, errUsage)
+	}
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return fmt.Errorf("--output %s: cannot write in its folder: %v: %w", output, err, errUsage)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,6 +26,9 @@ func cmdDemo(ctx context.Context, args []string, io stdio) int {
 	mode := fs.String("mode", "minimal", "scientific mode of a new demo: "+strings.Join(engine.Modes, ", "))
 	if code, done := parse(fs, args, 1, io); done {
 		return code
+	}
+	if err := checkDemoEnv(fs.Arg(0) == ""); err != nil {
+		return fail(io, err)
 	}
 	if *replay {
 		if fs.Changed("mode") {
@@ -64,6 +68,25 @@ func createDemo(ctx context.Context, c engine.Campaign, mode string) error {
 		WallSeconds: 900, TurnSeconds: 120}
 	_, err := engine.CreateStudyText(ctx, c, req, scripted.DemoHypothesis(), scripted.DemoInstructions())
 	return err
+}
+
+// checkDemoEnv checks, before anything is written, the variables the demo
+// uses, naming the variable: the workspace root (when the demo goes under
+// it) and the execution backend's default.
+func checkDemoEnv(underWorkspace bool) error {
+	if underWorkspace {
+		if err := checkWorkspace(); err != nil {
+			return err
+		}
+	}
+	for _, d := range envDefaults {
+		if v := os.Getenv(d.env); d.flag == "execution-backend" && v != "" {
+			if err := d.check(v); err != nil {
+				return fmt.Errorf("%s=%q: %w: %w", d.env, v, err, engine.ErrInvalid)
+			}
+		}
+	}
+	return nil
 }
 
 // demoBackend is the execution backend the demo asks for.

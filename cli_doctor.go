@@ -20,6 +20,7 @@ func cmdDoctor(ctx context.Context, args []string, io stdio) int {
 	if code, done := parse(fs, args, 0, io); done {
 		return code
 	}
+	io.out = engine.TerminalSafeText(io.out) // probe reasons quote other programs
 	if fs.Changed("execution-backend") {
 		b, err := sandbox.ParseBackend(*backend)
 		if err != nil {

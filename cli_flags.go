@@ -62,3 +62,34 @@ func envOr(key, def string) string {
 	}
 	return def
 }
+
+// checkReadableFile refuses a --identity-file or --known-hosts that ssh
+// could not read: missing, a folder or other non-file, or unreadable.
+func checkReadableFile(flag, path string) error {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--%s %s: does not exist: %w", flag, path, errUsage)
+	case err != nil:
+		return fmt.Errorf("--%s %s: %v: %w", flag, path, unwrapPathError(err), errUsage)
+	case info.IsDir():
+		return fmt.Errorf("--%s %s: is a folder, not a file: %w", flag, path, errUsage)
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("--%s %s: is not a regular file: %w", flag, path, errUsage)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--%s %s: cannot read it: %v: %w", flag, path, unwrapPathError(err), errUsage)
+	}
+	return f.Close()
+}
+
+// unwrapPathError is the cause of a *os.PathError, which already names
+// the path the message names.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/simjecture/simjecture/engine"
 )
 
 // The surroundings of a command: terminals, the machine, the workspace
@@ -24,6 +27,16 @@ func workspaceRoot() string {
 		return "simjecture-studies"
 	}
 	return filepath.Join(home, "simjecture", "studies")
+}
+
+// checkWorkspace refuses a workspace root that cannot hold studies, naming
+// $SIMJECTURE_WORKSPACE when that is where it came from.
+func checkWorkspace() error {
+	err := engine.CheckWorkspace(workspaceRoot())
+	if v := os.Getenv("SIMJECTURE_WORKSPACE"); err != nil && v != "" {
+		return fmt.Errorf("SIMJECTURE_WORKSPACE=%q: %w", v, err)
+	}
+	return err
 }
 
 // isTerminal reports whether a stream is a terminal.
@@ -47,7 +60,7 @@ func memoryMB() int64 {
 
 // printJSON prints v as indented JSON and returns the exit code.
 func printJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(engine.TerminalSafeJSON(w))
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return exitAttention

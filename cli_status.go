@@ -27,7 +27,7 @@ func cmdStatus(ctx context.Context, args []string, io stdio) int {
 	}
 	defer v.Close()
 	if *asJSON { // streamed: memory does not grow with the study
-		if err := v.WriteSnapshotJSON(ctx, io.out); err != nil {
+		if err := v.WriteSnapshotJSON(ctx, engine.TerminalSafeJSON(io.out)); err != nil {
 			return fail(io, err)
 		}
 		return exitOK
@@ -58,7 +58,7 @@ func statusText(s engine.Snapshot) string {
 	for _, e := range s.Experiments {
 		fmt.Fprintf(&b, "exp   %s %-11s %s %s\n", e.ID, e.Status, e.Source, strings.Join(e.Args, " "))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return engine.PrintableText(strings.TrimRight(b.String(), "\n")) // statements come from agents
 }
 
 func truncate(s string, n int) string {

@@ -38,6 +38,8 @@ func cmdTUI(ctx context.Context, args []string, io stdio) int {
 			return fail(io, c.NoStudy(ctx))
 		}
 		opt.Campaign = c.Dir
+	} else if err := checkWorkspace(); err != nil {
+		return fail(io, err) // the home screen lists the workspace
 	}
 	if _, err := tui.Run(ctx, opt); err != nil && !errors.Is(err, context.Canceled) {
 		return fail(io, err)

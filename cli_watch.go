@@ -70,8 +70,8 @@ func stopWhenIdle(ctx context.Context, c engine.Campaign, v *engine.View, printe
 func printEvent(io stdio, ev engine.Event, jsonl bool) {
 	if jsonl {
 		b, _ := json.Marshal(ev)
-		fmt.Fprintf(io.out, "%s\n", b)
+		fmt.Fprintf(engine.TerminalSafeJSON(io.out), "%s\n", b)
 		return
 	}
-	fmt.Fprintf(io.out, "%s %-28s %s\n", ev.Time, ev.Type, ev.Payload)
+	fmt.Fprintln(io.out, engine.PrintableLine(fmt.Sprintf("%s %-28s %s", ev.Time, ev.Type, ev.Payload)))
 }

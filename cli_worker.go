@@ -208,13 +208,19 @@ func completeProfile(fs *pflag.FlagSet, p *machine.Profile) error {
 	if !fs.Changed("root") {
 		p.Root = "/var/tmp/simjecture-worker-" + p.ID
 	}
-	for _, f := range []*string{&p.IdentityFile, &p.KnownHosts} {
-		if *f != "" {
-			abs, err := filepath.Abs(*f)
+	for _, f := range []struct {
+		flag string
+		path *string
+	}{{"identity-file", &p.IdentityFile}, {"known-hosts", &p.KnownHosts}} {
+		if *f.path != "" {
+			abs, err := filepath.Abs(*f.path)
 			if err != nil {
-				return fmt.Errorf("%s: %w", *f, err)
+				return fmt.Errorf("%s: %w", *f.path, err)
 			}
-			*f = abs
+			if err := checkReadableFile(f.flag, abs); err != nil {
+				return err
+			}
+			*f.path = abs
 		}
 	}
 	if v := os.Getenv(envWorkerGrace); v != "" {

@@ -139,5 +139,5 @@ func oneLine(err error) string {
 			}
 		}
 	}
-	return strings.NewReplacer("\n", " ", "\r", " ").Replace(msg)
+	return engine.PrintableLine(msg)
 }

@@ -298,8 +298,12 @@ func TestWorkerAddFlagsOfItsKind(t *testing.T) {
 			}
 		})
 	}
+	keys := t.TempDir()
+	key, kh := filepath.Join(keys, "k"), filepath.Join(keys, "kh")
+	writeFile(t, key, "a key\n")
+	writeFile(t, kh, "login1 ssh-ed25519 AAAA\n")
 	accepted := [][]string{
-		append(slurm, "--host", "login1", "--port", "2222", "--user", "alice", "--identity-file", "/k", "--known-hosts", "/kh", "--partition", "debug"),
+		append(slurm, "--host", "login1", "--port", "2222", "--user", "alice", "--identity-file", key, "--known-hosts", kh, "--partition", "debug"),
 		append(ssh, "--cpus", "3", "--memory-mb", "8192", "--run-as", "sj", "--port", "2222"),
 	}
 	for _, args := range accepted {
@@ -308,6 +312,33 @@ func TestWorkerAddFlagsOfItsKind(t *testing.T) {
 			tmp := t.TempDir()
 			if r := sjWith(t, scratchEnv(tmp), "", args...); r.code != 0 || !strings.Contains(r.stdout, "added worker") {
 				t.Errorf("want the worker added, got %s", r)
+			}
+		})
+	}
+}
+
+// TestWorkerAddKeyFiles: an --identity-file or --known-hosts that ssh
+// could not read (missing, a folder, a device) is refused when the worker
+// is added: exit 2, one line naming the flag, no profile written.
+func TestWorkerAddKeyFiles(t *testing.T) {
+	t.Parallel()
+	folder := t.TempDir()
+	tests := []struct {
+		flag, path, want string
+	}{
+		{"--identity-file", "/nonexist", "--identity-file /nonexist: does not exist"},
+		{"--identity-file", folder, "--identity-file " + folder + ": is a folder, not a file"},
+		{"--known-hosts", "/nonexist", "--known-hosts /nonexist: does not exist"},
+		{"--known-hosts", "/dev/null", "--known-hosts /dev/null: is not a regular file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flag+" "+tt.path, func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			r := sjWith(t, scratchEnv(tmp), "", "worker", "add", "w2", "--host", "h", tt.flag, tt.path)
+			checkInvalid(t, r, tt.want)
+			if _, err := os.Stat(filepath.Join(tmp, "config", "workers")); err == nil {
+				t.Errorf("a refused worker add wrote %s", filepath.Join(tmp, "config", "workers"))
 			}
 		})
 	}

@@ -59,3 +59,32 @@ func mcpReplies(t *testing.T, stdout string) []mcpReply {
 	}
 	return out
 }
+
+// TestMCPSurvivesAMalformedLine: a line that is not JSON gets a JSON-RPC
+// parse error (-32700, id null) and the server keeps serving: the requests
+// before and after it are answered, and it exits 0 at the end of stdin.
+func TestMCPSurvivesAMalformedLine(t *testing.T) {
+	t.Parallel()
+	c := pausedStudy(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		"garbage",
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	r := sj(t, in, "mcp", "--campaign", c.dir)
+	ids := map[string]bool{}
+	parseErrors := 0
+	for _, rep := range mcpReplies(t, r.stdout) {
+		switch {
+		case string(rep.ID) == "null" && strings.Contains(string(rep.Error), `"code":-32700`):
+			parseErrors++
+		case rep.Error == nil:
+			ids[string(rep.ID)] = true
+		}
+	}
+	if r.code != 0 || parseErrors != 1 || !ids["1"] || !ids["2"] || !ids["3"] {
+		t.Errorf("want replies to 1, 2 and 3, one parse error and exit 0; got %s", r)
+	}
+}

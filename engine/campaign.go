@@ -80,10 +80,19 @@ func (c Campaign) Exists() bool {
 
 // Open opens the campaign's store; the campaign must hold a study.
 func (c Campaign) Open(ctx context.Context) (*store.Store, error) {
+	if err := checkNotFile(c.Dir); err != nil {
+		return nil, err
+	}
 	if err := c.checkReadable(); err != nil {
 		return nil, err
 	}
 	if !c.Exists() {
+		return nil, c.NoStudy(ctx)
+	}
+	// A store that recorded nothing (a 0-byte file is an interrupted
+	// creation's leftover) is only reported: opening it would make it a
+	// database, with -wal and -shm beside it.
+	if blank, err := store.IsBlank(ctx, c.DB()); err == nil && blank {
 		return nil, c.NoStudy(ctx)
 	}
 	s, err := store.OpenExisting(ctx, c.DB())
@@ -131,10 +140,10 @@ func checkNewCampaignDir(ctx context.Context, dir string) error {
 		return nil
 	}
 	if err != nil {
-		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))
+		return campaignPathError(dir, "cannot use it", fmt.Errorf("campaign %s: %w", dir, err))
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("campaign %s is a file, not a folder: %w", dir, ErrInvalid)
+		return checkNotFile(dir)
 	}
 	if _, err := os.ReadDir(dir); err != nil {
 		return campaignUnusable(dir, "cannot read it", fmt.Errorf("campaign %s: %w", dir, err))

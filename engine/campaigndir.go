@@ -28,6 +28,36 @@ func campaignUnusable(dir, what string, err error) error {
 	return badField(FieldCampaign, "%s: %s: %w", dir, what, errno)
 }
 
+// campaignPathError is the error of a campaign folder that could not be
+// made or looked at (what says which): a FieldError of the campaign folder
+// when the path cannot be a folder here (a file system such as /proc that
+// makes none, a name too long, a file or a loop in the way) or this
+// account may not use it; any other err (a full disk, an I/O error) is
+// returned unchanged.
+func campaignPathError(dir, what string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ENOENT, syscall.ENOTDIR, syscall.ENAMETOOLONG, syscall.ELOOP, syscall.EEXIST, syscall.EINVAL:
+			return badField(FieldCampaign, "%s: %s: %w", Printable(dir), what, errno)
+		}
+	}
+	return campaignUnusable(dir, what, err)
+}
+
+// checkNotFile refuses a campaign path that is a file, or has a file where
+// a folder of its path should be: the same line for every command.
+func checkNotFile(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return badField(FieldCampaign, "%s: is a file, not a campaign folder", Printable(dir))
+	case errors.Is(err, syscall.ENOTDIR):
+		return badField(FieldCampaign, "%s: a file is in its path, not a campaign folder", Printable(dir))
+	}
+	return nil
+}
+
 // checkCreatable refuses a new campaign folder this account cannot make
 // (the nearest existing folder above it is not writable) or, when it
 // exists, cannot write in; it writes nothing.

@@ -61,7 +61,7 @@ func checkNewCampaign(ctx context.Context, c Campaign) error {
 // call made dir itself.
 func makeCampaignDir(dir string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return false, campaignUnusable(dir, "cannot create it", fmt.Errorf("create %s: %w", filepath.Dir(dir), err))
+		return false, campaignPathError(dir, "cannot create it", fmt.Errorf("create %s: %w", filepath.Dir(dir), err))
 	}
 	err := os.Mkdir(dir, 0o755)
 	switch {
@@ -70,7 +70,7 @@ func makeCampaignDir(dir string) (bool, error) {
 	case errors.Is(err, os.ErrExist):
 		return false, nil
 	}
-	return false, campaignUnusable(dir, "cannot create it", fmt.Errorf("create %s: %w", dir, err))
+	return false, campaignPathError(dir, "cannot create it", fmt.Errorf("create %s: %w", dir, err))
 }
 
 // checkLockedDir refuses, under the lock, a folder another process filled

@@ -279,9 +279,13 @@ func removeEmptyDirs(dir string, tops []string) {
 
 // NoStudy is the error of a reader given a campaign folder without a
 // store: ErrCreationInterrupted when it holds only the leftovers of a
-// creation (and no live process is creating a study in it), else a folder
-// that holds no study.
+// creation (and no live process is creating a study in it), a FieldError
+// of the campaign folder when the path is a file, else a folder that holds
+// no study.
 func (c Campaign) NoStudy(ctx context.Context) error {
+	if err := checkNotFile(c.Dir); err != nil {
+		return err
+	}
 	if _, ok, err := c.leftovers(ctx); err == nil && ok && hasEntries(c.Dir) && !Owned(c) {
 		return c.interrupted()
 	}

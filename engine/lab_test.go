@@ -45,7 +45,7 @@ func TestLabRunRejectsBadInput(t *testing.T) {
 		{"bad stage", "run", `{"source":"sim.py","outputs":["o"],"stage":"final"}`, "one of exploration, evidence"},
 		{"too many cpus", "run", `{"source":"sim.py","outputs":["o"],"resources":{"cpus":64}}`, "resources.cpus"},
 		{"zero timeout", "run", `{"source":"sim.py","outputs":["o"],"timeout":0}`, "timeout"},
-		{"malformed JSON", "run", `{"source":`, "malformed JSON"},
+		{"malformed JSON", "run", `{"source":`, "stdin is not a JSON object: the JSON ends before its value is complete"},
 		{"two values", "note", `{"statement":"a"} {}`, "more than one value"},
 		{"unknown call", "approve", `{}`, "unknown lab call"},
 		{"review unknown claim", "review", `{"claim":"c9","disposition":"falsified","conclusion":"x","experiments":["exp_x"]}`, "no claim c9"},

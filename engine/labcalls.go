@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+
+	"github.com/simjecture/simjecture/engine/jsonerr"
 )
 
 // callHandler runs one lab call on arguments its schema has accepted.
@@ -19,8 +22,11 @@ type callHandler struct {
 func handler[A, R any](fn func(*Lab, context.Context, A) (R, error)) callHandler {
 	return callHandler{args: reflect.TypeFor[A](), run: func(l *Lab, ctx context.Context, raw []byte) (any, error) {
 		var a A
+		if len(bytes.TrimSpace(raw)) == 0 {
+			raw = []byte("{}") // no arguments, as CheckArgs reads it
+		}
 		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, fmt.Errorf("arguments: %v: %w", err, ErrLab)
+			return nil, fmt.Errorf("arguments: %s: %w", jsonerr.Problem(raw, err), ErrLab)
 		}
 		r, err := fn(l, ctx, a)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/simjecture/simjecture/engine/jsonerr"
 )
 
 // Param is one argument of a lab call.
@@ -95,10 +97,10 @@ func (c CallSpec) CheckArgs(raw []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("lab %s: malformed JSON: %v: %w", c.Name, err, ErrLab)
+		return fmt.Errorf("lab %s: stdin is not a JSON object: %s: %w", c.Name, jsonerr.Problem(raw, err), ErrLab)
 	}
 	if dec.More() {
-		return fmt.Errorf("lab %s: malformed JSON: more than one value: %w", c.Name, ErrLab)
+		return fmt.Errorf("lab %s: stdin is not a JSON object: more than one value: %w", c.Name, ErrLab)
 	}
 	return checkObject(c.Name, "", c.Params, v)
 }

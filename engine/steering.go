@@ -76,13 +76,11 @@ func checkSteering(text, key string) error {
 		return fmt.Errorf("--message has %d characters; at most %d: %w", utf8.RuneCountInString(text), MaxSteeringChars, ErrInvalid)
 	case utf8.RuneCountInString(key) > MaxRequestKeyChars:
 		return fmt.Errorf("--request-key is longer than %d characters: %w", MaxRequestKeyChars, ErrInvalid)
-	case strings.TrimSpace(key) != key || strings.ContainsFunc(key, isControl):
+	case strings.TrimSpace(key) != key || strings.ContainsFunc(key, IsControl):
 		return fmt.Errorf("--request-key has surrounding spaces or control characters: %w", ErrInvalid)
 	}
 	return nil
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func queueSteering(tx *store.Tx, c Campaign, text, key string, now time.Time) (SteerResult, error) {
 	if err := checkNotEnded(tx, c, now); err != nil {

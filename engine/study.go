@@ -60,9 +60,12 @@ func readOperatorFile(what string, f Field, path string) (operatorFile, error) {
 	if path == "" {
 		return operatorFile{}, missingField(f)
 	}
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, operatorFileLimit(f))
 	if err != nil {
 		return operatorFile{}, fmt.Errorf("%s file %s: %v: %w", what, path, unwrapPath(err), ErrInvalid)
+	}
+	if err := CheckOperatorText(f, path, b); err != nil {
+		return operatorFile{}, err
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return operatorFile{}, fmt.Errorf("%s file %s is empty: %w", what, path, ErrInvalid)

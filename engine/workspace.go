@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/simjecture/simjecture/sandbox"
@@ -32,6 +34,9 @@ type StudyEntry struct {
 // ListStudies finds the studies in root and in its subfolders (two levels
 // deep), newest deadline first. A missing root is an empty list.
 func ListStudies(ctx context.Context, root string) ([]StudyEntry, error) {
+	if problem := workspaceProblem(root); problem != "" {
+		return nil, errors.New(problem)
+	}
 	var out []StudyEntry
 	var scan func(dir string, depth int) error
 	scan = func(dir string, depth int) error {
@@ -119,4 +124,27 @@ func CreateStudyText(ctx context.Context, c Campaign, r Request, hypothesis, ins
 		return Contract{}, fmt.Errorf("new study: %w", err)
 	}
 	return CreateStudy(ctx, c, r, sandbox.Select)
+}
+
+// CheckWorkspace refuses a workspace root that cannot hold studies: a
+// file, or a path with a file where a folder should be. A missing root is
+// fine (it is made when the first study is).
+func CheckWorkspace(root string) error {
+	if problem := workspaceProblem(root); problem != "" {
+		return fmt.Errorf("%s: %w", problem, ErrInvalid)
+	}
+	return nil
+}
+
+// workspaceProblem is what is wrong with the workspace root, on one short
+// line that says it first (the home screen cuts a line to its width), or "".
+func workspaceProblem(root string) string {
+	st, err := os.Stat(root)
+	switch {
+	case err == nil && !st.IsDir():
+		return "the workspace root is a file, not a folder: " + Printable(root)
+	case errors.Is(err, syscall.ENOTDIR):
+		return "the workspace root has a file in its path: " + Printable(root)
+	}
+	return ""
 }

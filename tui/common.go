@@ -56,7 +56,7 @@ type Workspace interface {
 	// Create writes a new study and returns its folder.
 	Create(ctx context.Context, n NewStudy) (string, error)
 	// ReadText reads an operator's file (a hypothesis or instructions file).
-	ReadText(ctx context.Context, path string) (string, error)
+	ReadText(ctx context.Context, f engine.Field, path string) (string, error)
 	// Demo creates the bundled demo study and returns its folder.
 	Demo(ctx context.Context) (string, error)
 	// Open attaches to the study in dir (launch: supervise it in this

@@ -201,7 +201,7 @@ func shortID(id string) string {
 	return id
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func oneLine(s string) string { return engine.Printable(strings.Join(strings.Fields(s), " ")) }
 
 // experimentHeader and experimentList are the experiments table.
 func (m dashModel) experimentHeader(narrow bool) string {

@@ -87,7 +87,7 @@ func (f *fakeEngine) Create(_ context.Context, n NewStudy) (string, error) {
 	return n.Dir, nil
 }
 
-func (f *fakeEngine) ReadText(_ context.Context, path string) (string, error) {
+func (f *fakeEngine) ReadText(_ context.Context, _ engine.Field, path string) (string, error) {
 	f.calls.Add(1)
 	if text, ok := f.files[path]; ok {
 		return text, nil

@@ -73,7 +73,7 @@ func (h *Headless) emit(ev engine.Event) {
 	}
 	b, err := json.Marshal(ev)
 	if err == nil {
-		_, _ = fmt.Fprintf(h.Stdout, "%s\n", b)
+		_, _ = fmt.Fprintf(engine.TerminalSafeJSON(h.Stdout), "%s\n", b)
 	}
 }
 
@@ -104,7 +104,7 @@ func (h *Headless) Redraw(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	line := SummaryLine(sum, time.Now())
+	line := engine.PrintableLine(SummaryLine(sum, time.Now()))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if line == h.last {
@@ -124,7 +124,7 @@ func (h *Headless) Finish(ctx context.Context, final engine.Status) {
 	if h.TTY {
 		_, _ = fmt.Fprintln(h.Stderr)
 	}
-	_, _ = fmt.Fprintf(h.Stderr, "Study %s. Records: %s\n", final, h.View.Campaign().Dir)
+	_, _ = fmt.Fprintf(h.Stderr, "Study %s. Records: %s\n", final, engine.Printable(h.View.Campaign().Dir))
 }
 
 // SummaryLine renders the one-line summary of a study from its counts.

@@ -102,16 +102,18 @@ func (s *logStream) push(line string) {
 	}
 }
 
-// sanitize drops terminal escapes and control characters, which must not
-// reach the operator's terminal, and expands tabs.
+// sanitize drops terminal escapes and control characters (engine.IsControl:
+// C0, DEL, C1), which must not reach the operator's terminal, and expands
+// tabs. Unlike engine.Printable it drops them: a log's colours and
+// progress-bar returns are noise, not content.
 func sanitize(line string) string {
 	line = ansi.Strip(strings.ReplaceAll(line, "\t", "    "))
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if engine.IsControl(r) {
 			return -1
 		}
 		return r
-	}, line)
+	}, strings.ToValidUTF8(line, "\uFFFD"))
 }
 
 // cut bounds one line, on a rune boundary.

@@ -279,11 +279,15 @@ func (m formModel) prepareCmd(n NewStudy) tea.Cmd {
 	w, ctx, c, probes := m.c.Work, m.ctx, m.c, m.probes
 	return func() tea.Msg {
 		msg := reviewMsg{study: n, probes: probes, now: c.now()}
-		for i, f := range []struct{ what, path string }{{"hypothesis", n.HypothesisFile}, {"instructions", n.InstructionsFile}} {
+		for i, f := range []struct {
+			what  string
+			field engine.Field
+			path  string
+		}{{"hypothesis", engine.FieldHypothesisFile, n.HypothesisFile}, {"instructions", engine.FieldInstructionsFile, n.InstructionsFile}} {
 			if f.path == "" {
 				continue
 			}
-			text, err := w.ReadText(ctx, f.path)
+			text, err := w.ReadText(ctx, f.field, f.path)
 			if err != nil {
 				return formErrMsg{err: "the " + f.what + " file cannot be used: " + err.Error()}
 			}

@@ -177,16 +177,21 @@ func (r *runtime) Create(ctx context.Context, n NewStudy) (string, error) {
 	return c.Dir, nil
 }
 
-// ReadText reads an operator's file.
-func (r *runtime) ReadText(_ context.Context, path string) (string, error) {
-	b, err := os.ReadFile(path)
+// ReadText reads an operator's file, the one behind field f, with the
+// engine's checks (its bound, UTF-8 text): the CLI's refusals, in the
+// form's words.
+func (r *runtime) ReadText(_ context.Context, f engine.Field, path string) (string, error) {
+	text, err := engine.ReadOperatorText(f, path)
+	if fe, ok := engine.AsFieldError(err); ok {
+		return "", fe.Err // the form names the field itself
+	}
 	if err != nil {
 		return "", err // an *os.PathError: it names the file and the reason
 	}
-	if strings.TrimSpace(string(b)) == "" {
+	if strings.TrimSpace(text) == "" {
 		return "", fmt.Errorf("%s is empty", path)
 	}
-	return string(b), nil
+	return text, nil
 }
 
 // Demo creates the demo study.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/simjecture/simjecture/engine/jsonerr"
 )
 
 // maxReportBytes bounds one file of grade reports.
@@ -106,7 +108,7 @@ func readReports(p string) ([]Source, error) {
 		list = []Report{r}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--reports %s: not grade reports: %w: %w", p, err, ErrSetup)
+		return nil, fmt.Errorf("--reports %s: not grade reports: %s: %w", p, jsonerr.Problem(data, err), ErrSetup)
 	}
 	out := make([]Source, 0, len(list))
 	for i, r := range list {

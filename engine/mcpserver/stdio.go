@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -26,7 +27,8 @@ const drainGrace = time.Minute
 // would get nothing back.
 func Stdio(in io.Reader, out io.Writer) mcp.Transport {
 	d := newOwed()
-	return &mcp.IOTransport{Reader: &drainReader{d: d, r: in}, Writer: &answerWriter{d: d, w: out}}
+	w := &answerWriter{d: d, w: out}
+	return &mcp.IOTransport{Reader: &drainReader{d: d, r: in, w: w}, Writer: w}
 }
 
 // owed counts the requests read whose replies are not written yet.
@@ -92,25 +94,62 @@ func (d *owed) wait() {
 	}
 }
 
-// drainReader is the client's input; at its end it waits for the replies
-// owed before it reports io.EOF.
+// drainReader is the client's input, handed to the SDK a line at a time:
+// a line that is not a JSON-RPC message (or batch of them) is answered
+// here with a JSON-RPC error (-32700 parse error, -32600 invalid request;
+// id null) and never reaches the SDK, whose connection would end on it
+// and leave the requests read before it unanswered. At the end of the
+// input it waits for the replies owed before it reports io.EOF.
 type drainReader struct {
-	d *owed
-	r io.Reader
+	d    *owed
+	r    io.Reader
+	w    *answerWriter // where the refusals of bad lines go
+	pass []byte        // accepted lines not yet read by the SDK
+	eof  bool
 }
 
 func (r *drainReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.d.count(r.d.in.feed(p[:n]), true)
-	if !errors.Is(err, io.EOF) {
-		return n, err
+	for len(r.pass) == 0 {
+		if r.eof {
+			r.d.wait()
+			return 0, io.EOF
+		}
+		n, err := r.r.Read(p)
+		if err := r.take(r.d.in.split(p[:n])); err != nil {
+			return 0, err
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			r.eof = true
+			if err := r.take(r.d.in.rest()); err != nil { // a last message without its newline
+				return 0, err
+			}
+		case err != nil:
+			return 0, err
+		}
 	}
-	r.d.count(r.d.in.flush(), true) // a last message without its newline
-	if n > 0 {
-		return n, nil // the next Read reports the end
+	n := copy(p, r.pass)
+	r.pass = r.pass[n:]
+	return n, nil
+}
+
+// take passes the lines that hold messages on to the SDK, counting the
+// calls among them, and answers the others.
+func (r *drainReader) take(lines [][]byte) error {
+	for _, line := range lines {
+		msgs, refusal := decodeLine(line)
+		if refusal != nil {
+			if err := r.w.refuse(refusal); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(msgs) > 0 {
+			r.d.count(msgs, true)
+			r.pass = append(append(r.pass, line...), '\n')
+		}
 	}
-	r.d.wait()
-	return 0, io.EOF
+	return nil
 }
 
 // Close ends a wait and closes the input when it can be closed (stdin).
@@ -123,15 +162,38 @@ func (r *drainReader) Close() error {
 }
 
 // answerWriter is the server's output; it counts the replies written.
+// Each write is one whole line (the SDK writes a message and its newline
+// at once), so the reader's refusals never split a reply.
 type answerWriter struct {
-	d *owed
-	w io.Writer
+	d  *owed
+	mu sync.Mutex
+	w  io.Writer
 }
 
 func (w *answerWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	n, err := w.w.Write(p)
 	w.d.count(w.d.out.feed(p[:n]), false)
 	return n, err
+}
+
+// refuse writes the JSON-RPC error reply to a line that is no message.
+func (w *answerWriter) refuse(e *jsonrpc.Error) error {
+	b, err := json.Marshal(struct {
+		Version string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", nil, e})
+	if err != nil {
+		return fmt.Errorf("encode a refusal: %w", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write a refusal: %w", err)
+	}
+	return nil
 }
 
 // Close leaves the output open (stdout outlives the session).
@@ -139,54 +201,94 @@ func (w *answerWriter) Close() error { return nil }
 
 // lines splits a stream into newline-delimited JSON-RPC messages.
 type lines struct {
-	mu  sync.Mutex
-	buf []byte
+	mu   sync.Mutex
+	buf  []byte
+	long bool // dropping the rest of a line over the SDK's bound
 }
 
 // feed adds p and returns the messages of the lines it completed.
 func (l *lines) feed(p []byte) []jsonrpc.Message {
+	var msgs []jsonrpc.Message
+	for _, line := range l.split(p) {
+		m, _ := decodeLine(line)
+		msgs = append(msgs, m...)
+	}
+	return msgs
+}
+
+// split adds p and returns the lines it completed, without their
+// newlines. A line longer than mcp.DefaultMaxLineLength is returned as
+// one over-long placeholder line (which decodes to a refusal) and the
+// rest of it dropped.
+func (l *lines) split(p []byte) [][]byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
-	var msgs []jsonrpc.Message
+	var out [][]byte
 	for {
 		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 && len(l.buf) > mcp.DefaultMaxLineLength {
-			l.buf = nil // a frame the SDK refuses too
+		switch {
+		case i < 0 && len(l.buf) > mcp.DefaultMaxLineLength:
+			if !l.long {
+				out = append(out, tooLong)
+			}
+			l.buf, l.long = nil, true
+			return out
+		case i < 0:
+			return out
+		case l.long:
+			l.long = false
+		default:
+			out = append(out, bytes.Clone(l.buf[:i]))
 		}
-		if i < 0 {
-			return msgs
-		}
-		msgs = append(msgs, decodeLine(l.buf[:i])...)
 		l.buf = l.buf[i+1:]
 	}
 }
 
-// flush returns the messages of an unterminated last line.
-func (l *lines) flush() []jsonrpc.Message {
+// rest returns an unterminated last line.
+func (l *lines) rest() [][]byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	msgs := decodeLine(l.buf)
-	l.buf = nil
-	return msgs
-}
-
-// decodeLine decodes one line: a message or a batch of them. What does not
-// decode is left to the SDK to refuse.
-func decodeLine(line []byte) []jsonrpc.Message {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
+	line, long := l.buf, l.long
+	l.buf, l.long = nil, false
+	if long || len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
+	return [][]byte{line}
+}
+
+// tooLong stands for a line over the SDK's bound.
+var tooLong = []byte("\x00too long")
+
+// decodeLine decodes one line: a message or a batch of them, or the
+// refusal of a line that is neither. A blank line is nothing.
+func decodeLine(line []byte) ([]jsonrpc.Message, *jsonrpc.Error) {
+	line = bytes.TrimSpace(line)
+	switch {
+	case len(line) == 0:
+		return nil, nil
+	case bytes.Equal(line, tooLong):
+		return nil, refusal(jsonrpc.CodeParseError, "parse error: the line is longer than %d bytes", mcp.DefaultMaxLineLength)
+	case !json.Valid(line):
+		return nil, refusal(jsonrpc.CodeParseError, "parse error: the line is not JSON")
+	}
 	raws := []json.RawMessage{line}
-	if line[0] == '[' && json.Unmarshal(line, &raws) != nil {
-		return nil
+	if line[0] == '[' {
+		if json.Unmarshal(line, &raws) != nil || len(raws) == 0 {
+			return nil, refusal(jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC batch")
+		}
 	}
 	var msgs []jsonrpc.Message
 	for _, raw := range raws {
-		if m, err := jsonrpc.DecodeMessage(raw); err == nil {
-			msgs = append(msgs, m)
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, refusal(jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message")
 		}
+		msgs = append(msgs, m)
 	}
-	return msgs
+	return msgs, nil
+}
+
+func refusal(code int64, format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,7 @@ func TestOwedCounts(t *testing.T) {
 			[]string{"[" + reply("2") + "," + reply(`"n"`) + "]\n"}, true},
 		{"a batch half answered", []string{"[" + toolsList + "," + noteCall + "]\n"}, []string{reply(`"n"`) + "\n"}, false},
 		{"not JSON", []string{"{oops\n"}, nil, true},
+		{"JSON but no message", []string{`{"id":3}` + "\n"}, nil, true},
 		{"a reply split across writes", []string{toolsList + "\n"}, []string{reply("2")[:7], reply("2")[7:] + "\n"}, true},
 		{"a reply not yet ended", []string{toolsList + "\n"}, []string{reply("2")}, false},
 	}
@@ -102,6 +104,56 @@ func TestOwedCounts(t *testing.T) {
 			}
 			if got := d.settled(); got != tt.settled {
 				t.Errorf("settled %v, want %v (owed %v)", got, tt.settled, d.ids)
+			}
+		})
+	}
+}
+
+// TestStdioRefusesBadLines: a line that is not JSON, or JSON that is not a
+// JSON-RPC message, gets a JSON-RPC error reply (id null) and the server
+// goes on: the requests before and after it are answered.
+func TestStdioRefusesBadLines(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, bad string
+		code      int64
+	}{
+		{"garbage", "garbage", -32700},
+		{"half an object", `{"jsonrpc":"2.0","id":7,`, -32700},
+		{"an object that is no message", `{"hello":"world"}`, -32600},
+		{"an empty batch", `[]`, -32600},
+		{"a batch with a bad member", `[` + toolsList + `,{"x":1}]`, -32600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			after := strings.Replace(toolsList, `"id":2`, `"id":3`, 1)
+			input := strings.Join([]string{initialize, initialized, toolsList, tt.bad, after}, "\n") + "\n"
+			var out bytes.Buffer
+			if err := Serve(context.Background(), newLab(t), "test", Stdio(strings.NewReader(input), &out)); err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+			var answered []string
+			refusals := 0
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				var r struct {
+					ID    json.RawMessage `json:"id"`
+					Error *struct {
+						Code int64 `json:"code"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("reply %q: %v", line, err)
+				}
+				if r.Error != nil && string(r.ID) == "null" && r.Error.Code == tt.code {
+					refusals++
+					continue
+				}
+				answered = append(answered, string(r.ID))
+			}
+			slices.Sort(answered) // requests are handled concurrently
+			if refusals != 1 || strings.Join(answered, " ") != "1 2 3" {
+				t.Errorf("want replies to 1 2 3 and one refusal with code %d; got %v and %d:\n%s", tt.code, answered, refusals, out.String())
 			}
 		})
 	}
