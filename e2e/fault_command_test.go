@@ -45,10 +45,13 @@ func (s faultStudy) resume() []string { return []string{"resume", "--campaign", 
 
 // TestCommandTransientFailureRecovers: a command agent that prints "HTTP
 // 429 rate limit" on stderr and exits 1 is retried after 2 s; the next turn
-// succeeds (and pauses the study).
+// succeeds and records the recovery; the one after pauses the study.
 func TestCommandTransientFailureRecovers(t *testing.T) {
 	t.Parallel()
-	s := newFaultStudy(t, "1 fail HTTP 429 rate limit\n* pause\n")
+	// Turn 2 succeeds on its own, so its recovery is recorded before a
+	// later turn pauses the study (a turn that pauses may be stopped by
+	// that pause before it returns: not a good turn).
+	s := newFaultStudy(t, "1 fail HTTP 429 rate limit\n2 say recovered\n* pause\n")
 	r := sj(t, "", s.args(120)...)
 	if r.code != 0 {
 		t.Fatalf("want exit 0, got %s", r)
