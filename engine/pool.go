@@ -138,6 +138,16 @@ func poolSizes(k Contract, cores int, memMB int64) []machineSize {
 	return out
 }
 
+// slotSizes is the size of each opened machine of the pool: what
+// poolSizes reads from the profiles, without reading them again.
+func slotSizes(slots []*slot) []machineSize {
+	out := make([]machineSize, len(slots))
+	for i, s := range slots {
+		out[i] = machineSize{s.id, s.cpus, s.memMB}
+	}
+	return out
+}
+
 // largest is the most CPUs and the most memory of sizes, each on its own.
 func largest(sizes []machineSize) (int, int64) {
 	cpus, mem := 0, int64(0)

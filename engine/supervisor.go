@@ -37,7 +37,7 @@ type Supervisor struct {
 	lock  *Lock
 	opt   Options
 	exec  *executor
-	sizes []machineSize // the machines of the pool, for lab run's resources (poolSizes)
+	sizes []machineSize // the machines of the pool, for lab run's resources (slotSizes)
 	progs programPins   // the programs the study runs, checked before every launch (programs.go)
 	Bus   *Bus
 	log   *slog.Logger // DIR/supervisor/supervisor.log
@@ -94,7 +94,7 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
 	sup.progs.names = []string{k.Executable, opt.SelfExe}
-	sup.sizes = poolSizes(k, opt.Cores, opt.MemMB)
+	sup.sizes = slotSizes(pool)
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
 	sup.exec = &executor{k: k, c: c, s: s, backend: k.ExecutionBackend, selfExe: opt.SelfExe, cores: opt.Cores,
