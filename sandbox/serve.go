@@ -34,9 +34,10 @@ type runnerReply struct {
 
 // runner is the serve mode's state around the shared server.
 type runner struct {
-	srv *server
-	out sync.Mutex // serialises replies
-	enc *replyWriter
+	srv    *server
+	out    sync.Mutex // serialises replies
+	enc    *replyWriter
+	outErr error // the first failed reply write (under out): the host is gone
 
 	mu       sync.Mutex // guards stopping and runs.Add
 	stopping bool
@@ -62,7 +63,11 @@ func serveMain(args []string) int {
 	reserveThreads(threadReserve)
 	r := &runner{srv: newServer(*parentPID), enc: newReplyWriter(os.Stdout)}
 	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	// SIGPIPE is caught so that a reply written to a host that is gone
+	// fails with EPIPE (see send) instead of killing the runner before it
+	// has ended its runs. Caught rather than ignored: an ignored signal
+	// would stay ignored in every experiment.
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD, syscall.SIGPIPE)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { r.signals(sigs, done) })
@@ -98,9 +103,11 @@ func (r *runner) signals(sigs chan os.Signal, done chan struct{}) {
 		case <-done:
 			return
 		case s := <-sigs:
-			if s == syscall.SIGCHLD {
+			switch s {
+			case syscall.SIGCHLD:
 				r.srv.reap()
-			} else {
+			case syscall.SIGPIPE: // a write's EPIPE says it (see send)
+			default:
 				r.srv.stop()
 			}
 		}
@@ -174,16 +181,25 @@ func (r *runner) start(req runnerRequest) {
 }
 
 // live writes a usage report of run id.
-func (r *runner) live(id uint64, u Usage) {
-	r.out.Lock()
-	defer r.out.Unlock()
-	_ = r.enc.write(runnerReply{ID: id, Live: &u})
-}
+func (r *runner) live(id uint64, u Usage) { r.send(runnerReply{ID: id, Live: &u}) }
 
-func (r *runner) reply(id uint64, rep helperReport) {
+func (r *runner) reply(id uint64, rep helperReport) { r.send(runnerReply{ID: id, Report: rep}) }
+
+// send writes one reply. A write that fails means that nobody reads the
+// replies any more (the host was killed, or closed its end): nothing can be
+// reported from then on, so the runner stops as for a dead parent — its
+// runs are killed and its strays swept before it exits.
+func (r *runner) send(rep runnerReply) {
 	r.out.Lock()
 	defer r.out.Unlock()
-	_ = r.enc.write(runnerReply{ID: id, Report: rep})
+	if r.outErr != nil {
+		return
+	}
+	if err := r.enc.write(rep); err != nil {
+		r.outErr = err
+		fmt.Fprintln(os.Stderr, "sandbox runner: host gone: reply:", err)
+		r.srv.stop()
+	}
 }
 
 // cancel asks run id to stop; an unknown id (a finished run) is ignored.
