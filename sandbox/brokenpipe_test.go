@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,8 +16,8 @@ import (
 func TestRunnerStopsWhenItsHostIsGone(t *testing.T) {
 	long, short := newMarker(), newMarker()
 	cmd := exec.Command(selfExe(t), HelperArg, serveArg, "--parent-pid", strconv.Itoa(os.Getpid()))
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	stderr := &tailBuffer{n: 4096}
+	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	must(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -47,23 +45,4 @@ func TestRunnerStopsWhenItsHostIsGone(t *testing.T) {
 	}
 	waitGone(t, long)
 	_ = stdin.Close()
-}
-
-// lockedBuffer is a bytes.Buffer that a process's output goroutine writes
-// while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
