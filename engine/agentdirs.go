@@ -21,8 +21,7 @@ import (
 // newAgentDir makes dir, the log folder of one agent launch, with
 // mkdir(2). A folder of that name left by an attempt that did not finish
 // (a review paused, or stopped for the operator, before its verdict) held
-// an agent's writes: it is renamed aside (dir.interrupted-N, kept for the
-// operator) rather than reused.
+// an agent's writes: it is moved aside (moveAside) rather than reused.
 func newAgentDir(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("make %s: %w", filepath.Dir(dir), err)
@@ -34,14 +33,33 @@ func newAgentDir(dir string) error {
 		}
 		return nil
 	}
+	if _, err := moveAside(dir); err != nil {
+		return err
+	}
+	return provider.MakeNewDir(dir)
+}
+
+// moveAside renames the log folder of an attempt that did not finish to
+// dir.interrupted-N (the first N free), kept for the operator, and each of
+// its retry siblings dir-SUB (provider.FreshLogDir) to
+// dir.interrupted-N-SUB, so that the next attempt's folders are new. It
+// returns the new name of dir.
+func moveAside(dir string) (string, error) {
+	siblings, _ := filepath.Glob(dir + "-*")
 	for n := 1; ; n++ {
 		aside := fmt.Sprintf("%s.interrupted-%d", dir, n)
-		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Rename(dir, aside); err != nil {
-				return fmt.Errorf("move the earlier attempt's folder aside: %w", err)
-			}
-			return provider.MakeNewDir(dir)
+		if _, err := os.Lstat(aside); !errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if err := os.Rename(dir, aside); err != nil {
+			return "", fmt.Errorf("move the earlier attempt's folder aside: %w", err)
+		}
+		for _, s := range siblings {
+			if err := os.Rename(s, aside+s[len(dir):]); err != nil {
+				return "", fmt.Errorf("move the earlier attempt's folder aside: %w", err)
+			}
+		}
+		return aside, nil
 	}
 }
 

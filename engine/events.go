@@ -108,10 +108,15 @@ type TurnStartedPayload struct {
 
 // TurnEndedPayload closes a worker turn whose agent has stopped: Logs
 // are the hashes of its folder's files (turnlogs.go), nil when they were
-// not recorded (a process of the turn outlived it).
+// not recorded (a process of the turn outlived it). A turn the study's
+// pause, cancel or deadline stopped names that status in Stopped; a review
+// attempt stopped so (before it had an outcome to record its logs in)
+// names its review in Review.
 type TurnEndedPayload struct {
-	Logs TurnLogs `json:"logs,omitempty"`
-	Turn int      `json:"turn"`
+	Logs    TurnLogs `json:"logs,omitempty"`
+	Turn    int      `json:"turn"`
+	Stopped string   `json:"stopped,omitempty"`
+	Review  string   `json:"review,omitempty"`
 }
 
 // IdleTurnPayload is a worker turn that changed nothing.

@@ -182,6 +182,7 @@ func (sv *Supervisor) workerTurn(ctx context.Context) Status {
 	sv.setActivity(ctx, fmt.Sprintf("agent turn %d%s", st.Turn, plan.label()))
 	out, stop, err := sv.runTurn(ctx, turn, plan.idle)
 	if stop != goOn {
+		sv.endStoppedTurn(ctx, turn, "", out, stop)
 		return stop
 	}
 	if err != nil {
@@ -278,8 +279,8 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn, idle time.Du
 		case <-tick.C:
 			if b := sv.boundary(ctx); b != goOn {
 				cancel()
-				<-ch
-				return provider.Outcome{}, b, nil
+				r := <-ch // its outcome says whether a process outlived it (turnLogs)
+				return r.out, b, nil
 			}
 			if watch.expired(ctx) { // a checkpoint, not a failure
 				cancel()

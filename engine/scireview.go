@@ -194,6 +194,7 @@ func (sv *Supervisor) reviewTurn(ctx context.Context, r Review, turn provider.Tu
 	out, stop, err := sv.runTurn(ctx, turn, 0)
 	switch {
 	case stop != goOn:
+		sv.endStoppedTurn(ctx, turn, r.ID, out, stop)
 		return nil, nil, stop
 	case err != nil:
 		return nil, nil, sv.harnessError(ctx, err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/simjecture/simjecture/provider"
 	"github.com/simjecture/simjecture/sandbox"
+	"github.com/simjecture/simjecture/store"
 )
 
 // This file keeps the hashes of an agent turn's folder. When a worker turn
@@ -55,6 +57,31 @@ func (sv *Supervisor) turnLogs(dir string, out provider.Outcome) TurnLogs {
 		maps.Copy(logs, got)
 	}
 	return logs
+}
+
+// endStoppedTurn records the end of a worker turn or review attempt that
+// the study's pause, cancel or deadline stopped, with its folder's hashes,
+// so that its logs are checked by verify like those of a turn that ended on
+// its own (for a review, Turn is the attempt). A review attempt's folder is
+// first moved aside, where it stays. A supervisor that is itself being
+// stopped (ctx done) records nothing more.
+func (sv *Supervisor) endStoppedTurn(ctx context.Context, t provider.Turn, review string, out provider.Outcome, stop Status) {
+	if ctx.Err() != nil {
+		return
+	}
+	dir := t.LogDir
+	if review != "" { // its next attempt has the same folder name: keep this one aside now
+		aside, err := moveAside(dir)
+		if err != nil {
+			sv.log.Warn("stopped review attempt's logs not hashed", "folder", dir, "err", err)
+			return
+		}
+		dir = aside
+	}
+	logs := sv.turnLogs(dir, out)
+	sv.record(ctx, "record the stopped turn's end", func(tx *store.Tx, _ *SupervisorState) error {
+		return appendEvent(tx, TurnEndedPayload{Turn: t.Number, Stopped: string(stop), Review: review, Logs: logs})
+	})
 }
 
 // hashTurnFolder hashes the regular files under dir (symbolic links and

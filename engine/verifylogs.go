@@ -51,12 +51,13 @@ func loggedEvent(ev store.Event) (recordedLogs, bool) {
 		return recordedLogs{}, false
 	}
 	var p struct {
-		Logs TurnLogs `json:"logs"`
+		Logs   TurnLogs `json:"logs"`
+		Review string   `json:"review"` // a stopped review attempt's turn_ended
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil || len(p.Logs) == 0 {
 		return recordedLogs{}, false
 	}
-	return recordedLogs{seq: ev.Seq, turn: EventType(ev.Type) == EvTurnEnded, files: p.Logs}, true
+	return recordedLogs{seq: ev.Seq, turn: EventType(ev.Type) == EvTurnEnded && p.Review == "", files: p.Logs}, true
 }
 
 // check re-hashes the files of one event.

@@ -50,10 +50,17 @@ var sentences = map[engine.EventType]sentence{
 		return fmt.Sprintf("%s turn %d started", p.Role, p.Turn)
 	}),
 	engine.EvTurnEnded: says(func(p engine.TurnEndedPayload) string {
-		if len(p.Logs) == 0 {
-			return fmt.Sprintf("turn %d ended (its logs not hashed)", p.Turn)
+		what, ended := fmt.Sprintf("turn %d", p.Turn), "ended"
+		if p.Review != "" {
+			what = fmt.Sprintf("review %s attempt %d", p.Review, p.Turn)
 		}
-		return fmt.Sprintf("turn %d ended; %d log file(s) hashed", p.Turn, len(p.Logs))
+		if p.Stopped != "" {
+			ended = "stopped (" + p.Stopped + ")"
+		}
+		if len(p.Logs) == 0 {
+			return fmt.Sprintf("%s %s (its logs not hashed)", what, ended)
+		}
+		return fmt.Sprintf("%s %s; %d log file(s) hashed", what, ended, len(p.Logs))
 	}),
 	engine.EvIdleTurn: says(func(p engine.IdleTurnPayload) string {
 		return fmt.Sprintf("idle turn: nothing changed (%d in a row)", p.Streak)
