@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,4 +120,81 @@ func newAdversaryStudy(t *testing.T, name string) faultStudy {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestWorkerCannotRewriteTheHost: an enclosed root worker
+// (testdata/hostwriter.py) keeps its owner's write access to the host's
+// files with every capability dropped, so it tries to rewrite what the
+// study runs outside its enclosure: the interpreter its own "#!" line
+// names (a python3 wrapper in a folder it may write, so also its
+// reviewer's), the bwrap the supervisor launches experiments and
+// enclosures with ($SIMJECTURE_BWRAP, a copy in such a folder), and a file
+// of a host folder outside its home and /tmp. Every write and rename is
+// refused, each file keeps its bytes, while its home stays writable.
+func TestWorkerCannotRewriteTheHost(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the host's system folders are writable to the worker only as root")
+	}
+	s := newAdversaryStudy(t, "hostwriter.py")
+	tools := t.TempDir() // host folders the worker may write (under /tmp)
+	interp := filepath.Join(tools, "py3")
+	writeFile(t, interp, "#!/bin/sh\nexec python3 \"$@\"\n")
+	must(t, os.Chmod(interp, 0o755))
+	src, err := os.ReadFile(s.exe)
+	must(t, err)
+	_, body, _ := strings.Cut(string(src), "\n")
+	must(t, os.WriteFile(s.exe, []byte("#!"+interp+"\n"+body), 0o755))
+	bwrap := filepath.Join(tools, "bwrap")
+	hostBwrap, err := exec.LookPath("bwrap")
+	must(t, err)
+	b, err := os.ReadFile(hostBwrap)
+	must(t, err)
+	must(t, os.WriteFile(bwrap, b, 0o755))
+	system, err := os.MkdirTemp("/var/lib", "simjecture-e2e-") // neither the home nor a temporary folder
+	must(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(system) })
+	sysFile := filepath.Join(system, "tool")
+	writeFile(t, sysFile, "#!/bin/sh\necho honest\n")
+	targets, _ := json.Marshal(map[string]string{"interp": interp, "bwrap": bwrap, "system": sysFile})
+	writeFile(t, filepath.Join(filepath.Dir(s.exe), "targets.json"), string(targets))
+	before := map[string][]byte{}
+	for _, p := range []string{interp, bwrap, sysFile} {
+		before[p], _ = os.ReadFile(p)
+	}
+	if r := sjWith(t, []string{"SIMJECTURE_BWRAP=" + bwrap}, "", s.args(60)...); r.code != 0 {
+		t.Fatalf("study: want exit 0 (the worker pauses in turn 2), got %s", r)
+	}
+	var got map[string]string
+	a, err := os.ReadFile(filepath.Join(filepath.Dir(s.exe), "attempts.json"))
+	if err != nil || json.Unmarshal(a, &got) != nil {
+		t.Fatalf("the worker left no attempts.json (%v): %s", err, a)
+	}
+	t.Logf("attempts: %s", a)
+	for _, k := range []string{"interp_write", "interp_rename", "bwrap_write", "bwrap_rename", "system_write", "system_rename"} {
+		if got[k] == "written" || got[k] == "" {
+			t.Errorf("%s: got %q, want the write refused", k, got[k])
+		}
+	}
+	if got["home"] != "written" {
+		t.Errorf("home: got %q, want the worker's home writable", got["home"])
+	}
+	for p, want := range before {
+		if now, _ := os.ReadFile(p); string(now) != string(want) {
+			t.Errorf("%s was rewritten by the worker", p)
+		}
+	}
+	if r := sj(t, "", "verify", "--campaign", s.dir); r.code != 0 {
+		t.Errorf("verify: want exit 0, got %s", r)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

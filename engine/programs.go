@@ -2,8 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -67,6 +71,65 @@ func resolveProgram(name string) string {
 		p = abs
 	}
 	return p
+}
+
+// studyPrograms are the programs a study pins: each named one, and for a
+// script the interpreter its "#!" line names (through env, the program env
+// would start), to maxInterpreters levels. An interpreter in a folder the
+// worker may write (its home, /tmp) would otherwise be a way to rewrite its
+// reviewer.
+//
+// It returns names, as the study (or the "#!" line) names them, so that
+// the check also sees one that resolves elsewhere on PATH later.
+func studyPrograms(names ...string) []string {
+	var out, seen []string
+	queue := slices.Clone(names)
+	for depth := map[string]int{}; len(queue) > 0; queue = queue[1:] {
+		n := queue[0]
+		p := resolveProgram(n)
+		if p == "" || slices.Contains(seen, p) {
+			continue
+		}
+		out, seen = append(out, n), append(seen, p)
+		if depth[n] < maxInterpreters {
+			for _, next := range interpretersOf(p) {
+				depth[next] = depth[n] + 1
+				queue = append(queue, next)
+			}
+		}
+	}
+	return out
+}
+
+// maxInterpreters bounds how many "#!" lines studyPrograms follows.
+const maxInterpreters = 3
+
+// interpretersOf are the programs that the "#!" line of the file at path
+// names (none when there is none): the interpreter, and for /usr/bin/env
+// also its first argument that is not an option or an assignment.
+func interpretersOf(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) == 0 {
+		return nil
+	}
+	if filepath.Base(fields[0]) != "env" {
+		return fields[:1]
+	}
+	for _, a := range fields[1:] {
+		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			return []string{fields[0], a}
+		}
+	}
+	return fields[:1]
 }
 
 // paths are the resolved program files, for the enclosure.

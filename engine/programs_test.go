@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,42 @@ func TestProgramPins(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 				t.Errorf("= %v, want a refusal saying %q", err, want)
+			}
+		})
+	}
+}
+
+// TestStudyProgramsFollowTheInterpreter: a script's "#!" interpreter is a
+// program of the study too (through env, the program env starts), to a
+// bounded depth and without repeats.
+func TestStudyProgramsFollowTheInterpreter(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	inner := write("inner", "#!/bin/sh\nexec true\n")
+	wrapper := write("wrapper", "#!"+inner+" -x\n")
+	agent := write("agent", "#!"+wrapper+"\nprint(1)\n")
+	viaEnv := write("viaenv", "#!/usr/bin/env -S FOO=1 sh -e\necho\n")
+	loop := write("loop", "#!"+filepath.Join(dir, "loop")+"\n")
+	for _, tc := range []struct {
+		name  string
+		names []string
+		want  []string
+	}{
+		{"a chain of scripts", []string{agent}, []string{agent, wrapper, inner, "/bin/sh"}},
+		{"env names a program on PATH", []string{viaEnv}, []string{viaEnv, "/usr/bin/env", "sh"}},
+		{"a script that names itself", []string{loop}, []string{loop}},
+		{"a binary", []string{"/bin/sh"}, []string{"/bin/sh"}},
+		{"a missing program", []string{filepath.Join(dir, "none")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := studyPrograms(tc.names...); !slices.Equal(got, tc.want) {
+				t.Errorf("studyPrograms(%v) = %v, want %v", tc.names, got, tc.want)
 			}
 		})
 	}

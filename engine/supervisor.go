@@ -93,7 +93,7 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	}
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
-	sup.progs.names = []string{k.Executable, opt.SelfExe}
+	sup.progs.names = studyPrograms(append([]string{k.Executable, opt.SelfExe}, sandbox.LauncherPrograms()...)...)
 	sup.sizes = slotSizes(pool)
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")

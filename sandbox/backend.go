@@ -137,3 +137,18 @@ func launcherPath(env, name string) (string, error) {
 // launcherPaths holds what LookPath found, by name and PATH; an entry is
 // used only while it is still an executable file.
 var launcherPaths sync.Map
+
+// LauncherPrograms are the launchers this host would start experiments and
+// enclosures with — bwrap and proot, as found now ($SIMJECTURE_BWRAP,
+// $SIMJECTURE_PROOT, else PATH) — those that exist. The study pins them
+// with its other programs: they run as the supervisor's account, outside
+// any enclosure.
+func LauncherPrograms() []string {
+	var out []string
+	for _, find := range []func() (string, error){bwrapPath, prootPath} {
+		if p, err := find(); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}

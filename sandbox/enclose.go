@@ -5,23 +5,36 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 )
 
-// The record enclosure: an agent's processes see the host as it is, except
-// that the campaign folder is read-only to them but for the folders they
-// work in. It protects the study's record (the store, the artifacts, the
-// reports) from the agent; it is not a sandbox for the agent, which keeps
-// its tools, home, network and /tmp.
+// The record enclosure: an agent's processes see the host read-only but
+// for the folders an agent's tools write — its home, /tmp, /var/tmp, /dev
+// (with /dev/shm) and $XDG_RUNTIME_DIR — and the campaign folder is
+// read-only to them but for the folders they work in. It protects the
+// study's record (the store, the artifacts, the reports) and every program
+// the study runs later outside an enclosure (bwrap, the interpreters the
+// experiments and the reviewer run, this binary) from the agent; it is not
+// a sandbox for the agent, which keeps its tools, home, network and /tmp.
+// The host is read-only, not only the campaign folder: a root agent keeps
+// its owner's write access to the system's files with every capability
+// dropped, and a bwrap or python3 it rewrote would run as the supervisor
+// (or in every experiment) outside its enclosure.
 //
 // The launch line is
 //
-//	SELF __agent-guard PID bwrap BWRAP --dev-bind / / --ro-bind DIR DIR
-//	   --bind W W … --unshare-pid --proc /proc --cap-drop ALL --die-with-parent
+//	SELF __agent-guard PID bwrap BWRAP --ro-bind / / --dev-bind /dev /dev
+//	   --bind H H … --ro-bind DIR DIR --bind W W … --ro-bind P P …
+//	   --unshare-pid --proc /proc --cap-drop ALL --die-with-parent
 //	   -- SELF __enclosed-exec ARGV…
 //
-// where PID is the supervisor's. The guard (guard.go), bwrap, its init and
+// where PID is the supervisor's, H the host folders above, W the
+// campaign's folders the launch works in and P the study's programs
+// (WithPrograms), read-only even inside a writable folder. The guard
+// (guard.go), bwrap, its init and
 // the agent stay in the process group the caller gave the launcher, so
 // signals to the group reach the agent. bwrap dies on SIGTERM and would
 // take the agent with it at once (die-with-parent), cutting the grace an
@@ -37,6 +50,23 @@ import (
 // /proc/PID/root of a process of the same account, and --cap-drop ALL keeps
 // a root agent from remounting the folder.
 
+// hostWritable are the host's folders an enclosed agent may write: its
+// home, the temporary folders and the runtime folder, those that exist as
+// folders (not "/"), without repeats.
+func hostWritable() []string {
+	home, _ := os.UserHomeDir()
+	var out []string
+	for _, d := range []string{home, os.TempDir(), "/tmp", "/var/tmp", os.Getenv("XDG_RUNTIME_DIR")} {
+		if d == "" || !filepath.IsAbs(d) || filepath.Clean(d) == "/" || slices.Contains(out, filepath.Clean(d)) {
+			continue
+		}
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	return out
+}
+
 // EnclosedArg is the hidden mode, dispatched by main before anything else,
 // that execs its arguments with SIGTERM at its default.
 const EnclosedArg = "__enclosed-exec"
@@ -45,6 +75,7 @@ const EnclosedArg = "__enclosed-exec"
 type Enclosure struct {
 	bwrap    string   // the bwrap executable; "" when the probe failed
 	self     string   // this binary, for EnclosedArg
+	open     []string // the host folders left writable (hostWritable)
 	programs []string // files bound read-only besides (WithPrograms)
 }
 
@@ -72,7 +103,7 @@ func ProbeEnclosure(ctx context.Context, self string) Enclosure {
 	if err != nil {
 		return Enclosure{self: self}
 	}
-	return Enclosure{bwrap: bwrap, self: self}
+	return Enclosure{bwrap: bwrap, self: self, open: hostWritable()}
 }
 
 // Available reports whether the enclosure can be used.
@@ -103,7 +134,11 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 		return argv // starting it fails as it would unenclosed
 	}
 	out := []string{e.self, GuardArg, strconv.Itoa(os.Getpid()), GuardEnclosed, e.bwrap,
-		"--dev-bind", "/", "/", "--ro-bind", readOnly, readOnly}
+		"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev"}
+	for _, h := range e.open {
+		out = append(out, "--bind", h, h)
+	}
+	out = append(out, "--ro-bind", readOnly, readOnly) // after the host's: a campaign in /tmp stays read-only
 	for _, w := range writable {
 		out = append(out, "--bind", w, w)
 	}
