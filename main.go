@@ -49,9 +49,39 @@ func main() {
 			os.Exit(scripted.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hang-up (the terminal or the SSH session gone) pauses a study, with
+	// every receipt settled, rather than killing it (signalContext). A
+	// closed stdout (`study --batch --jsonl | head`) must not kill a study
+	// either: SIGPIPE is caught, so a write there fails with EPIPE and the
+	// output is dropped while the study goes on. Caught, not ignored: an
+	// ignored signal would stay ignored in every process started from here.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signalContext()
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+}
+
+// signalContext is ended by the first SIGINT, SIGTERM or SIGHUP; a hang-up
+// is its cause (engine.ErrHangUp), so a study pauses then instead of being
+// cancelled. Later signals are caught too, as signal.NotifyContext does.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				cancel(engine.ErrHangUp)
+			}
+			cancel(context.Canceled)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel(context.Canceled)
+	}
 }
 
 // stdio carries the standard streams to each command.

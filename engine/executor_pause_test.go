@@ -77,3 +77,40 @@ func TestPauseBeforeStartIsInterrupted(t *testing.T) {
 			cancelled, rounds, rounds, counts)
 	}
 }
+
+// TestRunnerLostIsInterrupted: a run the sandbox runner ended (killed, or
+// told to stop) is recorded interrupted with the reason, never as the
+// experiment's own failure; the study goes on.
+func TestRunnerLostIsInterrupted(t *testing.T) {
+	c, s := newTestStudy(t, nil)
+	lab := &Lab{C: c, S: s, Cores: 2, MemMB: 8192}
+	writeResearch(t, c, "sim.py", "print(1)\n", 0o644)
+	lost := func(_ context.Context, spec sandbox.Spec) (sandbox.Result, error) {
+		return sandbox.Result{Backend: spec.Backend}, fmt.Errorf("%w: %w: runner exited: signal: killed", sandbox.ErrHelper, sandbox.ErrRunnerLost)
+	}
+	var id string
+	agent := &fakeAgent{review: approve, worker: func(n int) provider.Outcome {
+		if n == 1 {
+			got, err := lab.Call(context.Background(), "run", []byte(`{"source":"sim.py","outputs":["r.json"]}`))
+			if err != nil {
+				t.Error(err)
+			} else {
+				id = got.(Receipt).ID
+			}
+			return provider.Outcome{}
+		}
+		if r, _ := lab.receipt(context.Background(), id); r.Status != ExpQueued && r.Status != ExpRunning {
+			if _, err := RequestControl(context.Background(), c, Pause); err != nil {
+				t.Error(err)
+			}
+		}
+		return provider.Outcome{}
+	}}
+	if final, _ := runSupervisor(t, c, agent, Options{Run: lost, IdlePause: func(int) time.Duration { return 0 }}); final != StatusPaused {
+		t.Fatalf("final %s, want paused", final)
+	}
+	r, err := lab.receipt(context.Background(), id)
+	if err != nil || r.Status != ExpInterrupted || !strings.Contains(r.Error, "runner") {
+		t.Fatalf("receipt %s: %s %q (%v); want interrupted naming the runner", id, r.Status, r.Error, err)
+	}
+}

@@ -116,13 +116,15 @@ func stoppedOutside(r Receipt, res sandbox.Result, err error) (Receipt, bool) {
 }
 
 // lostOnWorker reports whether err means the worker lost the experiment or
-// could not be reached about it: transport uncertainty is never an
-// experiment's failure.
+// could not be reached about it, or the local sandbox runner stopped it
+// (killed, or told to stop): neither transport uncertainty nor a runner's
+// end is ever an experiment's failure; it is recorded interrupted.
 func lostOnWorker(err error) (error, bool) {
 	switch {
 	case err == nil:
 		return nil, false
-	case errors.Is(err, machine.ErrLost), errors.Is(err, machine.ErrUnreachable), errors.Is(err, machine.ErrHostKey):
+	case errors.Is(err, machine.ErrLost), errors.Is(err, machine.ErrUnreachable), errors.Is(err, machine.ErrHostKey),
+		errors.Is(err, sandbox.ErrRunnerLost):
 		return err, true
 	}
 	return err, false

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -328,7 +329,7 @@ func cancelQueued(tx *store.Tx, reason string) error {
 // boundary returns the status the study must stop with now, or goOn.
 func (sv *Supervisor) boundary(ctx context.Context) Status {
 	if ctx.Err() != nil {
-		return StatusCancelled
+		return stoppedBy(ctx)
 	}
 	sv.mu.Lock()
 	stop := sv.stop
@@ -342,7 +343,7 @@ func (sv *Supervisor) boundary(ctx context.Context) Status {
 	var cmd string
 	if err := sv.s.Read(ctx, func(tx *store.Tx) (err error) { cmd, err = tx.GetControl(); return err }); err != nil {
 		if ctx.Err() != nil {
-			return StatusCancelled
+			return stoppedBy(ctx)
 		}
 		sv.storeFailed("read the control request", err)
 		if sv.hz.isTripped() {
@@ -356,6 +357,20 @@ func (sv *Supervisor) boundary(ctx context.Context) Status {
 		return StatusBudgetExhausted
 	}
 	return goOn
+}
+
+// ErrHangUp is the cause of a supervisor's context ended by a hang-up
+// (SIGHUP: the terminal or the SSH session gone): the study pauses, to be
+// resumed, where SIGTERM and Ctrl-C cancel it.
+var ErrHangUp = errors.New("the terminal hung up")
+
+// stoppedBy is the status a study stops with when its supervisor's context
+// ended: paused after a hang-up, else cancelled.
+func stoppedBy(ctx context.Context) Status {
+	if errors.Is(context.Cause(ctx), ErrHangUp) {
+		return StatusPaused
+	}
+	return StatusCancelled
 }
 
 // sleep waits d, checking the boundary; it returns the stop status if one came.

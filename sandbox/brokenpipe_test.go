@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -45,4 +48,53 @@ func TestRunnerStopsWhenItsHostIsGone(t *testing.T) {
 	}
 	waitGone(t, long)
 	_ = stdin.Close()
+}
+
+// TestRunnerStoppedUnderARun: a runner told to stop (SIGTERM, as from a
+// `pkill -TERM` that missed its host) or killed ends the run's tree; the
+// run's result is ErrRunnerLost (the caller records it interrupted), not
+// an experiment that failed, and the next run starts on a new runner.
+func TestRunnerStoppedUnderARun(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			self := selfExe(t)
+			c, err := runnerFor(self)
+			must(t, err)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"sleep", "30"}))
+				errc <- err
+			}()
+			waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
+			must(t, syscall.Kill(c.pid, sig))
+			if err := <-errc; !errors.Is(err, ErrRunnerLost) {
+				t.Fatalf("run: %v; want ErrRunnerLost", err)
+			}
+			res, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"true"}))
+			if err != nil || res.ReturnCode == nil || *res.ReturnCode != 0 {
+				t.Fatalf("the next run: %+v, %v", res, err)
+			}
+			<-c.dead // the stopped runner has ended its sweep
+		})
+	}
+}
+
+// TestCancelResumesAStoppedRunner: a runner someone stopped with SIGSTOP
+// is continued by a cancel, so the run ends as cancelled at once instead
+// of after the host's wait for a report.
+func TestCancelResumesAStoppedRunner(t *testing.T) {
+	c, err := runnerFor(selfExe(t))
+	must(t, err)
+	id, ch, err := c.start(rawConfig(t, []string{"sleep", "30"}), nil)
+	must(t, err)
+	waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
+	must(t, syscall.Kill(c.pid, syscall.SIGSTOP))
+	waitFor(t, "the runner to stop", 10*time.Second, func() bool {
+		st, err := readStat(c.pid)
+		return err == nil && st.state == 'T'
+	})
+	c.cancel(id)
+	if rep := awaitRun(t, ch); !rep.Cancelled {
+		t.Errorf("report %+v: want cancelled", rep)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // errRunnerGone is returned for runs whose runner died.
@@ -38,6 +39,8 @@ type runnerClient struct {
 	pid     int           // the runner's pid
 	dead    chan struct{} // closed once the runner has exited
 	err     error         // why it exited; read after dead is closed
+	retired bool          // it said it is stopping: no more runs on it (under mu)
+	stopped bool          // it exited 0, having reported every run it started; read after dead
 	wg      sync.WaitGroup
 }
 
@@ -46,7 +49,7 @@ type runnerClient struct {
 func runnerFor(self string) (*runnerClient, error) {
 	clients.mu.Lock()
 	defer clients.mu.Unlock()
-	if c := clients.m[self]; c != nil && !c.exited() {
+	if c := clients.m[self]; c != nil && c.usable() {
 		return c, nil
 	}
 	c, err := startRunner(self)
@@ -65,9 +68,10 @@ func CloseRunners() {
 	defer clients.mu.Unlock()
 	for self, c := range clients.m {
 		c.mu.Lock()
+		c.resume()
 		_ = c.stdin.Close()
 		c.mu.Unlock()
-		c.wg.Wait()
+		c.awaitEnd()
 		delete(clients.m, self)
 	}
 }
@@ -129,6 +133,10 @@ func (c *runnerClient) serve(self string, started chan<- error) {
 	// run cgroups once they are empty.
 	killTagged(c.pid)
 	removeRunnerCgroups(c.pid)
+	if werr == nil { // it stopped of its own accord (told to, or its stdin closed)
+		c.stopped = true
+		werr = errors.New("it stopped")
+	}
 	c.err = fmt.Errorf("%w: %w: %s", errRunnerGone, werr, c.stderr.String())
 	c.failPending()
 }
@@ -187,6 +195,42 @@ func (c *runnerClient) exited() bool {
 	}
 }
 
+// usable reports whether runs may be started on the runner: it lives and
+// did not say it is stopping.
+func (c *runnerClient) usable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.retired && !c.exited()
+}
+
+// closeGrace is how long CloseRunners waits for a runner to end its runs
+// and exit once its stdin is closed, before it kills it (its tagged
+// processes are then killed by its host, as for a runner that died).
+const closeGrace = 10 * time.Second
+
+// awaitEnd waits until the runner has exited and been reaped, killing it
+// after closeGrace.
+func (c *runnerClient) awaitEnd() {
+	done := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(closeGrace)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	}
+	c.mu.Lock()
+	if !c.exited() {
+		_ = syscall.Kill(c.pid, syscall.SIGKILL)
+	}
+	c.mu.Unlock()
+	<-done
+}
+
 // start sends a start request and returns the run's id and the channel its
 // report arrives on (closed if the runner dies first). usage, when not nil,
 // receives the run's live usage reports until then.
@@ -208,11 +252,28 @@ func (c *runnerClient) start(cfg helperConfig, usage func(Usage)) (uint64, <-cha
 	return id, ch, nil
 }
 
-// cancel asks the runner to cancel run id.
+// cancel asks the runner to cancel run id. A runner someone stopped
+// (SIGSTOP) would never read the request: it is continued first.
 func (c *runnerClient) cancel(id uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.resume()
 	_ = c.send(runnerRequest{Op: "cancel", ID: id})
+}
+
+// resume continues the runner if someone stopped it; c.mu is held.
+func (c *runnerClient) resume() {
+	if c.pid > 0 && !c.exited() {
+		_ = syscall.Kill(c.pid, syscall.SIGCONT)
+	}
+}
+
+// retire marks the runner as one not to start runs on any more (it said
+// it is stopping): runnerFor then starts a new one.
+func (c *runnerClient) retire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.retired = true
 }
 
 // send writes one request; c.mu is held.

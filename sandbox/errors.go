@@ -19,6 +19,13 @@ var (
 	// ErrHelper is returned when the helper process failed to report a result.
 	ErrHelper = errors.New("sandbox helper failed")
 
+	// ErrRunnerLost (with ErrHelper) is returned when the sandbox runner
+	// ended or stopped the run, not the experiment: it was killed, or told
+	// to stop (SIGTERM, SIGINT, its host gone), and killed the run's tree.
+	// The experiment did not fail on its own; the caller records it
+	// interrupted.
+	ErrRunnerLost = errors.New("the sandbox runner stopped the run")
+
 	// ErrMissingExecutable is returned when bwrap or proot cannot be found.
 	ErrMissingExecutable = errors.New("missing executable")
 )

@@ -149,28 +149,42 @@ func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("%w: start: %w", ErrHelper, err)
 	}
-	c, id, ch, err := submit(s.SelfExe, cfg, s.Usage)
-	if err != nil {
-		return res, err
-	}
-	rep, ok, cancelled := awaitReport(ctx, c, id, ch)
-	res.FinishedAt = time.Now().UTC()
-	switch {
-	case !ok && cancelled:
-		res.Cancelled = true
+	var rep helperReport
+	for attempt := 0; ; attempt++ {
+		c, id, ch, err := submit(s.SelfExe, cfg, s.Usage)
+		if err != nil {
+			return res, err
+		}
+		var ok, cancelled bool
+		rep, ok, cancelled = awaitReport(ctx, c, id, ch)
+		res.FinishedAt = time.Now().UTC()
+		switch {
+		case !ok && cancelled:
+			res.Cancelled = true
+			return res, nil
+		case !ok:
+			<-c.dead
+			if c.stopped && attempt == 0 {
+				continue // a runner that stops reports every run it started: this one never started
+			}
+			return res, fmt.Errorf("%w: %w: %w", ErrHelper, ErrRunnerLost, c.err)
+		case rep.Error == errStopping && attempt == 0:
+			c.retire() // the run never started: once more, on a new runner
+			continue
+		case rep.Error == errStopping:
+			return res, fmt.Errorf("%w: %w: %s", ErrHelper, ErrRunnerLost, rep.Error)
+		case rep.Error != "":
+			return res, fmt.Errorf("%w: %s", ErrHelper, rep.Error)
+		case rep.ParentDied && ctx.Err() == nil:
+			return res, fmt.Errorf("%w: %w: it was told to stop and killed the experiment", ErrHelper, ErrRunnerLost)
+		}
+		applyReport(&res, rep, ctx.Err() != nil)
 		return res, nil
-	case !ok:
-		<-c.dead
-		return res, fmt.Errorf("%w: %w", ErrHelper, c.err)
-	case rep.Error != "":
-		return res, fmt.Errorf("%w: %s", ErrHelper, rep.Error)
 	}
-	applyReport(&res, rep, ctx.Err() != nil)
-	return res, nil
 }
 
 // submit sends cfg to the runner of self, starting a new runner once
-// when the current one died before it took the request.
+// when the current one died or stopped before it took the request.
 func submit(self string, cfg helperConfig, usage func(Usage)) (*runnerClient, uint64, <-chan helperReport, error) {
 	var err error
 	for range 2 {
@@ -182,6 +196,7 @@ func submit(self string, cfg helperConfig, usage func(Usage)) (*runnerClient, ui
 		if serr == nil {
 			return c, id, ch, nil
 		}
+		c.retire() // it cannot take runs (it died, or closed its stdin to stop): a new one
 		err = serr
 	}
 	return nil, 0, nil, err

@@ -32,6 +32,10 @@ type runnerReply struct {
 	Live *Usage `json:"live,omitempty"`
 }
 
+// errStopping is the report of a run asked for while the runner stops: it
+// was not started, and the host starts it on a new runner.
+const errStopping = "helper: runner is stopping"
+
 // runner is the serve mode's state around the shared server.
 type runner struct {
 	srv    *server
@@ -160,7 +164,7 @@ func (r *runner) start(req runnerRequest) {
 	r.mu.Lock()
 	if r.stopping {
 		r.mu.Unlock()
-		r.reply(req.ID, helperReport{Error: "helper: runner is stopping"})
+		r.reply(req.ID, helperReport{Error: errStopping})
 		return
 	}
 	r.runs.Add(1) // before serveMain can wait for the runs

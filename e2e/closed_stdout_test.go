@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStudyOutlivesItsClosedStdout: `study --batch --jsonl` whose reader
+// went away (as `| head -c 1`) goes on to its own end — its agent cancels
+// it — instead of dying of SIGPIPE with receipts left running; a SIGHUP
+// (the terminal or the SSH session gone) pauses it, to be resumed, with no
+// receipt left running.
+func TestStudyOutlivesItsClosedStdout(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	for _, tc := range []struct {
+		name   string
+		hangUp bool
+		want   string
+	}{
+		{"closed stdout", false, "cancelled"},
+		{"hang-up", true, "paused"}, // to be resumed; SIGTERM and Ctrl-C cancel
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKillStudy(t)
+			cmd := exec.Command(bin, append(k.args(), "--jsonl")...)
+			cmd.Env = env()
+			out, err := cmd.StdoutPipe()
+			must(t, err)
+			must(t, cmd.Start())
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			if _, err := out.Read(make([]byte, 1)); err != nil {
+				t.Fatalf("no first byte of output: %v", err)
+			}
+			must(t, out.Close()) // nobody reads the rest
+			waitFor(t, 30*time.Second, "a receipt after stdout closed", func() bool {
+				snap, err := tryStatus(t, k.dir)
+				return err == nil && len(snap.withStatus("succeeded")) > 0
+			})
+			if tc.hangUp {
+				must(t, cmd.Process.Signal(syscall.SIGHUP))
+			} else {
+				writeFile(t, filepath.Join(filepath.Dir(k.exe), "stop"), "") // the agent cancels its study
+			}
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(50 * time.Second):
+				t.Fatal("the study did not end within 50 s")
+			}
+			if st := cmd.ProcessState.Sys().(syscall.WaitStatus); st.Signaled() {
+				t.Fatalf("the supervisor was killed by %v", st.Signal())
+			}
+			snap := status(t, k.dir)
+			if snap.Status != tc.want {
+				t.Errorf("status %q, want %q", snap.Status, tc.want)
+			}
+			if run := snap.withStatus("running"); len(run) > 0 {
+				t.Errorf("receipts still running: %+v", run)
+			}
+		})
+	}
+}
