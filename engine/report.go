@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/simjecture/simjecture/store"
 )
@@ -121,10 +122,10 @@ func Ledger(r Report) string {
 func ledgerSummary(b *strings.Builder, r Report) {
 	fmt.Fprintf(b, "# Study ledger — %s\n\n", r.StudyID)
 	fmt.Fprintf(b, "- Status: **%s** (scientific status: %s)\n", r.Status, r.Audit.ScientificStatus)
-	fmt.Fprintf(b, "- Agent: %s / %s · execution backend: %s\n", r.AgentBackend, r.Model, r.ExecutionBackend)
+	fmt.Fprintf(b, "- Agent: %s / %s · execution backend: %s\n", r.AgentBackend, PrintableLine(r.Model), r.ExecutionBackend)
 	fmt.Fprintf(b, "- Created %s · deadline %s · %d turns\n\n", r.CreatedAt.Format("2006-01-02 15:04:05Z"), r.Deadline.Format("2006-01-02 15:04:05Z"), r.Turn)
 	if r.Status == StatusPausedExternalError && r.Provider.Attention != nil {
-		fmt.Fprintf(b, "> Needs the operator: %s\n\n", *r.Provider.Attention)
+		fmt.Fprintf(b, "> Needs the operator: %s\n\n", PrintableLine(*r.Provider.Attention))
 	}
 	b.WriteString("## Claims\n\n| id | status | parent | statement |\n|---|---|---|---|\n")
 	for _, c := range r.Claims {
@@ -167,10 +168,14 @@ func experimentRow(e Receipt) string {
 		cell(strings.Join(e.Args, " ")), wall, rss, limit)
 }
 
+// cell is s as one table cell of LEDGER.md: on one line, its control
+// characters escaped (an agent's text must not drive the terminal that
+// shows the file: PrintableLine), its pipes escaped, and at most 160
+// characters, cut between two of them.
 func cell(s string) string {
-	s = strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
-	if len(s) > 160 {
-		s = s[:157] + "…"
+	s = strings.ReplaceAll(PrintableLine(s), "|", "\\|")
+	if utf8.RuneCountInString(s) > 160 {
+		s = string([]rune(s)[:157]) + "…"
 	}
 	return s
 }
