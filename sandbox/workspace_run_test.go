@@ -22,6 +22,7 @@ type wsCase struct {
 	want     []string          // collected outputs
 	content  map[string]string // collected output → its bytes, where they are known
 	rejected map[string]string // output → reason
+	missing  []string
 }
 
 func (c wsCase) check(t *testing.T, bc backendCase) Result {
@@ -41,9 +42,9 @@ func (c wsCase) check(t *testing.T, bc backendCase) Result {
 	for _, r := range res.RejectedOutputs {
 		rejected[r.Path] = r.Reason
 	}
-	if res.LimitExceeded != c.limit || !slices.Equal(got, c.want) || len(rejected) != len(c.rejected) {
-		t.Fatalf("limit %q collected %v rejected %v missing %v, want %q %v %v; stderr=%s",
-			res.LimitExceeded, got, rejected, res.MissingOutputs, c.limit, c.want, c.rejected, res.StderrTail)
+	if res.LimitExceeded != c.limit || !slices.Equal(got, c.want) || len(rejected) != len(c.rejected) || !slices.Equal(res.MissingOutputs, c.missing) {
+		t.Fatalf("limit %q collected %v rejected %v missing %v, want %q %v %v %v; stderr=%s",
+			res.LimitExceeded, got, rejected, res.MissingOutputs, c.limit, c.want, c.rejected, c.missing, res.StderrTail)
 	}
 	for p, r := range c.rejected {
 		if rejected[p] != r {
@@ -95,6 +96,58 @@ func TestSealedInputsAreTheHarnesss(t *testing.T) {
 				res := c.check(t, bc)
 				if len(res.InputMutations) != 0 {
 					t.Fatalf("input mutations %v", res.InputMutations)
+				}
+			})
+		}
+	}
+}
+
+// holdScript writes MiB megabytes to an unlinked temporary file (in the
+// folder given as its first argument, or the default temporary folder),
+// holds it open for HOLD seconds — many slow samples of the watchdog — and
+// writes out.txt.
+const holdScript = `import os, sys, tempfile, time
+mib, hold = int(sys.argv[2]), float(sys.argv[3])
+f = tempfile.TemporaryFile(dir=sys.argv[1] or None)
+for _ in range(mib):
+    f.write(b"\1" * (1 << 20))
+f.flush()
+time.sleep(hold)
+open("out.txt", "w").write("ok")
+`
+
+// TestUnlinkedOpenFilesCount: files an experiment holds open after
+// unlinking them count toward the workspace while it runs, in the work
+// folder and in the temporary folder, under every backend: 12 MiB held in
+// a 10 MiB workspace end limit_exceeded workspace long before the
+// experiment would have ended (and wrote out.txt); 2 MiB held do not.
+func TestUnlinkedOpenFilesCount(t *testing.T) {
+	requireRoot(t)
+	const hold = "20" // seconds: far more than a slow sample (≈0.5 s)
+	cases := []struct {
+		name, dir, mib string
+		limit          string
+	}{
+		{"in work, over the limit", ".", "12", LimitWorkspace},
+		{"in tmp, over the limit", "", "12", LimitWorkspace},
+		{"in tmp, under the limit", "", "2", ""},
+	}
+	for _, c := range cases {
+		for _, bc := range backendCases {
+			t.Run(c.name+"/"+bc.name, func(t *testing.T) {
+				hold := hold
+				if c.limit == "" {
+					hold = "1"
+				}
+				wc := wsCase{files: map[string]string{"hold.py": holdScript}, maxFile: 16 << 20, space: 10 << 20,
+					command: []string{"python3", "hold.py", c.dir, c.mib, hold}, outputs: []string{"out.txt"},
+					limit: c.limit, want: []string{"out.txt"}, content: map[string]string{"out.txt": "ok"}}
+				if c.limit != "" {
+					wc.want, wc.content, wc.missing = nil, nil, []string{"out.txt"} // stopped before writing it
+				}
+				res := wc.check(t, bc)
+				if c.limit != "" && res.WallSeconds >= 20 {
+					t.Fatalf("ran %.1f s: the watchdog did not stop it", res.WallSeconds)
 				}
 			})
 		}
