@@ -153,3 +153,65 @@ func TestUnlinkedOpenFilesCount(t *testing.T) {
 		}
 	}
 }
+
+// deepScript makes a tree 2,100 folders deep (deeper than PATH_MAX can
+// name: 4,200 bytes of "d/"), a small file at its bottom, and out.txt.
+const deepScript = `import os
+fd = os.open(".", os.O_RDONLY)
+for _ in range(2100):
+    os.mkdir("d", dir_fd=fd)
+    n = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = n
+os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+open("out.txt", "w").write("ok")
+`
+
+// TestOutputReasons: the workspace measure goes through directory handles,
+// so a tree deeper than PATH_MAX is measured (no breach) and out.txt beside
+// it is collected, while the output at its bottom is rejected for its path
+// length; an output that cannot be read is rejected as such, not as
+// "not a regular file" or missing (as nobody; root reads it), and a folder
+// that cannot be listed still counts as over the limit.
+func TestOutputReasons(t *testing.T) {
+	requireRoot(t)
+	deep := strings.Repeat("d/", 2100) + "f"
+	ok := map[string]string{"out.txt": "ok"}
+	cases := []struct {
+		name         string
+		script       string
+		outputs      []string
+		root, nobody wsCase
+		not          Backend // a backend the experiment cannot run under
+	}{
+		{name: "tree deeper than PATH_MAX", script: "python3 -c '" + deepScript + "'", outputs: []string{"out.txt", deep},
+			root:   wsCase{want: []string{"out.txt"}, content: ok, rejected: map[string]string{deep: ReasonTooLong}},
+			nobody: wsCase{want: []string{"out.txt"}, content: ok, rejected: map[string]string{deep: ReasonTooLong}},
+			// PRoot translates each path through the whole chain of
+			// folders: building 900 levels takes it 11 s, 2,100 minutes.
+			// The measure is the same code under every backend.
+			not: ProotCooperative},
+		{name: "mode 000 file", script: "echo ok > out.txt; chmod 000 out.txt", outputs: []string{"out.txt"},
+			root:   wsCase{want: []string{"out.txt"}, content: map[string]string{"out.txt": "ok\n"}},
+			nobody: wsCase{rejected: map[string]string{"out.txt": ReasonDenied}}},
+		{name: "file in a mode 000 folder", script: "mkdir d; echo ok > d/out.txt; chmod 000 d", outputs: []string{"d/out.txt"},
+			root:   wsCase{want: []string{"d/out.txt"}, content: map[string]string{"d/out.txt": "ok\n"}},
+			nobody: wsCase{limit: LimitWorkspace, rejected: map[string]string{"d/out.txt": ReasonDenied}}},
+	}
+	for _, c := range cases {
+		for _, bc := range backendCases {
+			if bc.backend == c.not {
+				t.Logf("%s: not under %s (PRoot cannot build the tree in time)", c.name, bc.name)
+				continue
+			}
+			t.Run(c.name+"/"+bc.name, func(t *testing.T) {
+				wc := c.root
+				if bc.asNobody {
+					wc = c.nobody
+				}
+				wc.command, wc.outputs, wc.space = []string{"sh", "-c", c.script}, c.outputs, 64<<20
+				wc.check(t, bc)
+			})
+		}
+	}
+}
