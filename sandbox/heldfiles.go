@@ -19,26 +19,41 @@ import (
 // counts like a listed one (the larger of its apparent and allocated size),
 // each inode once, whichever processes hold it.
 
+// maxTreeFDs bounds the descriptors one slow sample reads: a readlink
+// costs about 2.5 µs (BenchmarkWatchdogSlowSample), so the tables of a
+// tree that holds more take too long to read every sample, and count as
+// over the limit.
+var maxTreeFDs = 100_000 // a variable for the tests
+
 // deletedSuffix ends the link target of a descriptor whose file was unlinked.
 var deletedSuffix = []byte(" (deleted)")
 
 // deletedOpenBytes sums the unlinked regular files on the devices devs that
 // the processes pids hold open; seen holds the inodes already counted and
 // gains the ones counted here. ok is false when a descriptor table that
-// exists could not be read.
+// exists could not be read, or the tree holds more than maxTreeFDs.
 func deletedOpenBytes(pids []int, devs map[uint64]bool, seen map[fileID]bool) (total int64, ok bool) {
-	ok = true
-	link := make([]byte, 4096)
-	buf := make([]byte, 16<<10)
+	h := heldScan{devs: devs, seen: seen, link: make([]byte, 4096), w: walker{buf: make([]byte, 16<<10)}}
 	for _, pid := range pids {
-		n, err := heldByPid(pid, devs, seen, link, buf)
-		total += n
-		if err != nil && !gone(err) {
-			ok = false
+		if err := h.process(pid); err != nil && !gone(err) {
+			return h.total, false
 		}
 	}
-	return total, ok
+	return h.total, true
 }
+
+// heldScan is the state of one deletedOpenBytes.
+type heldScan struct {
+	devs  map[uint64]bool
+	seen  map[fileID]bool
+	link  []byte
+	w     walker // for its getdents buffer
+	fds   int    // descriptors read so far
+	total int64
+}
+
+// errTooManyFDs: the tree holds more than maxTreeFDs descriptors.
+var errTooManyFDs = errors.New("too many open descriptors to read every sample")
 
 // mayBeDeleted reports whether descriptor name of the /proc/PID/fd folder
 // fd may refer to an unlinked file: its target ends in " (deleted)", or
@@ -59,32 +74,32 @@ func gone(err error) bool {
 	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH)
 }
 
-// heldByPid is deletedOpenBytes for one process.
-func heldByPid(pid int, devs map[uint64]bool, seen map[fileID]bool, link, buf []byte) (int64, error) {
+// process adds what process pid holds.
+func (h *heldScan) process(pid int) error {
 	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer unix.Close(fd)
-	w := walker{buf: buf}
-	names, err := w.names(fd)
-	if err != nil {
-		return 0, err
+	names, err := h.w.names(fd, maxTreeFDs-h.fds)
+	if h.fds += len(names); err == nil && h.fds > maxTreeFDs {
+		err = errTooManyFDs
 	}
-	var total int64
+	if err != nil {
+		return err
+	}
 	for _, name := range names {
-		if !mayBeDeleted(fd, name, link) {
+		if !mayBeDeleted(fd, name, h.link) {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Fstatat(fd, name, &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 0 || !devs[st.Dev] {
+		if unix.Fstatat(fd, name, &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 0 || !h.devs[st.Dev] {
 			continue
 		}
-		id := fileID{st.Dev, st.Ino}
-		if !seen[id] {
-			seen[id] = true
-			total += statBytes(&st)
+		if id := (fileID{st.Dev, st.Ino}); !h.seen[id] {
+			h.seen[id] = true
+			h.total += statBytes(&st)
 		}
 	}
-	return total, nil
+	return nil
 }

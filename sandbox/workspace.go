@@ -112,7 +112,7 @@ func (w *walker) fail(err error) {
 
 // dir measures what the open folder fd holds, depth first, through handles.
 func (w *walker) dir(fd int) {
-	names, err := w.names(fd)
+	names, err := w.names(fd, maxWorkspaceEntries-w.u.entries+1)
 	if err != nil {
 		w.fail(err)
 		return
@@ -144,10 +144,11 @@ func (w *walker) dir(fd int) {
 	}
 }
 
-// names reads every name of the open folder fd but "." and "..".
-func (w *walker) names(fd int) ([]string, error) {
+// names reads the names of the open folder fd but "." and "..", every one
+// or, once there are more than limit, enough to tell.
+func (w *walker) names(fd int, limit int) ([]string, error) {
 	var names []string
-	for {
+	for len(names) <= limit {
 		n, err := unix.Getdents(fd, w.buf)
 		if err == unix.EINTR {
 			continue
@@ -160,6 +161,7 @@ func (w *walker) names(fd int) ([]string, error) {
 		}
 		_, _, names = unix.ParseDirent(w.buf[:n], -1, names)
 	}
+	return names, nil
 }
 
 // add counts one entry.

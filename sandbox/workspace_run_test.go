@@ -60,9 +60,10 @@ func (c wsCase) check(t *testing.T, bc backendCase) Result {
 }
 
 // TestSealedInputsAreTheHarnesss: the sealed copies of the inputs count
-// neither as a big file nor toward the workspace, under every backend. An
-// input larger than max_file_mb, or than the whole workspace, is read and
-// its run succeeds; a hard link to it adds nothing; a copy of it is the
+// neither as a big file nor toward the workspace, under every backend, for
+// the watchdog (the run over the workspace lasts a few slow samples) and for
+// the last measure. An input larger than max_file_mb, or than the whole
+// workspace, is read and its run succeeds; a hard link to it adds nothing; a copy of it is the
 // experiment's and counts, so two copies (12 MiB) of a 6 MiB input breach
 // the 10 MiB workspace, and a big file the experiment writes itself is
 // file_size still.
@@ -77,7 +78,7 @@ func TestSealedInputsAreTheHarnesss(t *testing.T) {
 		{name: "input over max_file_mb", files: map[string]string{"big.bin": big},
 			command: []string{"sh", "-c", hash}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"}, content: hashed},
 		{name: "input over the workspace", files: map[string]string{"big.bin": huge},
-			command: []string{"sh", "-c", "wc -c < big.bin > sum.txt"}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"},
+			command: []string{"sh", "-c", "wc -c < big.bin > sum.txt; sleep 1.5"}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"},
 			content: map[string]string{"sum.txt": "12582912\n"}},
 		{name: "hard links to the input", files: map[string]string{"big.bin": big},
 			command: []string{"sh", "-c", "ln big.bin l1 && ln big.bin l2 && " + hash}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"}, content: hashed},

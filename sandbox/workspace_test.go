@@ -254,7 +254,8 @@ func deepTree(t *testing.T, dir string, depth int) int {
 // TestDeletedOpenBytes counts the unlinked files this process holds open:
 // one on the watched file system counts once however many descriptors
 // refer to it; one still linked elsewhere, and one on another file system
-// (a memfd), do not.
+// (a memfd), do not. A tree with more descriptors than a sample reads
+// cannot be measured.
 func TestDeletedOpenBytes(t *testing.T) {
 	d := t.TempDir()
 	open := func(name string, n int) *os.File {
@@ -280,5 +281,10 @@ func TestDeletedOpenBytes(t *testing.T) {
 	n, ok := deletedOpenBytes([]int{os.Getpid()}, watchedDevices([]string{d}), map[fileID]bool{})
 	if !ok || n < 3<<20 || n > 3<<20+64<<10 {
 		t.Fatalf("held %d ok=%v, want 3 MiB", n, ok)
+	}
+	defer func(n int) { maxTreeFDs = n }(maxTreeFDs)
+	maxTreeFDs = 5 // this process holds more: the files above, the memfd, the standard ones
+	if _, ok := deletedOpenBytes([]int{os.Getpid()}, watchedDevices([]string{d}), map[fileID]bool{}); ok {
+		t.Fatal("more descriptors than a sample reads were measured")
 	}
 }
