@@ -152,14 +152,7 @@ func BenchmarkWatchdogSample(b *testing.B) {
 // of it under cfg; the tree is killed when the benchmark ends.
 func benchTree(b *testing.B, cfg helperConfig, c *exec.Cmd) *watchdog {
 	b.Helper()
-	must(b, c.Start())
-	b.Cleanup(func() {
-		for _, pid := range descendants(c.Process.Pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		_ = c.Process.Kill()
-		_ = c.Wait()
-	})
+	startTree(b, c)
 	w := newWatchdog(cfg, newServer(os.Getppid()), 1)
 	w.target = c.Process.Pid
 	deadline := time.Now().Add(10 * time.Second)
@@ -167,6 +160,20 @@ func benchTree(b *testing.B, cfg helperConfig, c *exec.Cmd) *watchdog {
 		runtime.Gosched()
 	}
 	return w
+}
+
+// startTree starts c; c and every descendant of it are killed when the
+// test ends.
+func startTree(t testing.TB, c *exec.Cmd) {
+	t.Helper()
+	must(t, c.Start())
+	t.Cleanup(func() {
+		for _, pid := range descendants(c.Process.Pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		_ = c.Process.Kill()
+		_ = c.Wait()
+	})
 }
 
 func cpuTime() time.Duration {
