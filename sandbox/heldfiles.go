@@ -29,13 +29,17 @@ var maxTreeFDs = 100_000 // a variable for the tests
 var deletedSuffix = []byte(" (deleted)")
 
 // deletedOpenBytes sums the unlinked regular files on the devices devs that
-// the processes pids hold open; seen holds the inodes already counted and
-// gains the ones counted here. ok is false when a descriptor table that
-// exists could not be read, or the tree holds more than maxTreeFDs.
-func deletedOpenBytes(pids []int, devs map[uint64]bool, seen map[fileID]bool) (total int64, ok bool) {
+// the processes procs (pid → start time) hold open; seen holds the inodes
+// already counted and gains the ones counted here. ok is false when the
+// descriptor table of a process that is still the same one could not be
+// read, or the tree holds more than maxTreeFDs. (A pid may be taken by
+// another account's process between the tree's sample and the read: the
+// read is denied, and that process is not ours.)
+func deletedOpenBytes(procs map[int]uint64, devs map[uint64]bool, seen map[fileID]bool) (total int64, ok bool) {
 	h := heldScan{devs: devs, seen: seen, link: make([]byte, 4096), w: walker{buf: make([]byte, 16<<10)}}
-	for _, pid := range pids {
-		if err := h.process(pid); err != nil && !gone(err) {
+	for pid, start := range procs {
+		err := h.process(pid)
+		if err != nil && !gone(err) && (errors.Is(err, errTooManyFDs) || alive(pid, start)) {
 			return h.total, false
 		}
 	}

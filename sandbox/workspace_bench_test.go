@@ -36,8 +36,7 @@ func BenchmarkWatchdogSlowSample(b *testing.B) {
 			b.Fatalf("saw %d processes", len(w.seen))
 		}
 	}
-	queue := w.tree()
-	held, ok := deletedOpenBytes(queue, watchedDevices(cfg.Watch), map[fileID]bool{})
+	held, ok := deletedOpenBytes(w.seen, watchedDevices(cfg.Watch), map[fileID]bool{})
 	if !ok || held != 0 { // ten empty unlinked files: found, nothing held
 		b.Fatalf("held %d ok=%v", held, ok)
 	}
@@ -46,7 +45,7 @@ func BenchmarkWatchdogSlowSample(b *testing.B) {
 	for b.Loop() {
 		fast += cpuOf(func() { w.sample(false) })
 		walk += cpuOf(func() { measureWorkspace(cfg.Watch, 0, nil) })
-		fds += cpuOf(func() { deletedOpenBytes(queue, watchedDevices(cfg.Watch), map[fileID]bool{}) })
+		fds += cpuOf(func() { deletedOpenBytes(w.seen, watchedDevices(cfg.Watch), map[fileID]bool{}) })
 		slow += cpuOf(func() { w.sample(true) })
 	}
 	n := time.Duration(b.N)

@@ -278,13 +278,16 @@ func TestDeletedOpenBytes(t *testing.T) {
 	must(t, err)
 	defer unix.Close(mfd)
 	must(t, unix.Ftruncate(mfd, 5<<20))
-	n, ok := deletedOpenBytes([]int{os.Getpid()}, watchedDevices([]string{d}), map[fileID]bool{})
+	st, err := readStat(os.Getpid())
+	must(t, err)
+	self := map[int]uint64{os.Getpid(): st.start}
+	n, ok := deletedOpenBytes(self, watchedDevices([]string{d}), map[fileID]bool{})
 	if !ok || n < 3<<20 || n > 3<<20+64<<10 {
 		t.Fatalf("held %d ok=%v, want 3 MiB", n, ok)
 	}
 	defer func(n int) { maxTreeFDs = n }(maxTreeFDs)
 	maxTreeFDs = 5 // this process holds more: the files above, the memfd, the standard ones
-	if _, ok := deletedOpenBytes([]int{os.Getpid()}, watchedDevices([]string{d}), map[fileID]bool{}); ok {
+	if _, ok := deletedOpenBytes(self, watchedDevices([]string{d}), map[fileID]bool{}); ok {
 		t.Fatal("more descriptors than a sample reads were measured")
 	}
 }
