@@ -20,7 +20,7 @@ import (
 // each inode once, whichever processes hold it.
 
 // maxTreeFDs bounds the descriptors one slow sample reads: a readlink
-// costs about 2.5 µs (BenchmarkWatchdogSlowSample), so the tables of a
+// costs 2.5–4 µs (BenchmarkWatchdogSlowSample), so the tables of a
 // tree that holds more take too long to read every sample, and count as
 // over the limit.
 var maxTreeFDs = 100_000 // a variable for the tests
