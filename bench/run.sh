@@ -16,7 +16,8 @@ go test -run '^$' -bench 'TrivialExperiment' -benchtime "${N}x" ./engine/ | grep
 echo "== sandbox: launch, sealing, watchdog"
 (cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'LaunchBubblewrap|MemoryDetection' -test.benchtime "${N}x" | grep Benchmark)
 # The watchdog keeps each process's /proc files open: many samples, so the first one's opens do not dominate.
-(cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'WatchdogSample' -test.benchtime 1000x | grep Benchmark)
+(cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'WatchdogSample|WatchdogSlowSample' -test.benchtime 1000x | grep Benchmark)
+(cd sandbox && "$out/sandbox.test" -test.run '^$' -test.bench 'WorkspaceMeasure' -test.benchtime 5x | grep Benchmark)
 SIMJECTURE_BENCH_SEAL_MB=${SEAL_MB:-1024} bash -c "cd sandbox && '$out/sandbox.test' -test.run '^\$' -test.bench 'Seal1GiB' -test.benchtime 3x | grep Benchmark"
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
   echo "== sandbox: cooperative launch (as uid 65534)"

@@ -43,7 +43,7 @@ type Spec struct {
 	CPUs           int               // RLIMIT_CPU = Timeout*CPUs + 1 s
 	MemoryBytes    int64             // resident-memory limit of the whole tree (watchdog)
 	MaxFileBytes   int64             // RLIMIT_FSIZE and the largest collected output
-	WorkspaceBytes int64             // the whole work folder may hold at most this much
+	WorkspaceBytes int64             // the work and temporary folders may hold at most this much, sealed copies aside (workspace.go)
 	ReadOnly       []Mount           // host folders shown read-only (e.g. capability runtimes)
 	Capability     *CapabilityRef    // the capability whose runtime ReadOnly shows, if any (for a worker)
 	// Usage, when set, receives the run's live figures about every

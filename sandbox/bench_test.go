@@ -130,21 +130,7 @@ func BenchmarkSeal1GiB(b *testing.B) {
 // and reports the CPU share at one sample every 50 ms.
 func BenchmarkWatchdogSample(b *testing.B) {
 	// A realistic tree: one target (a shell) with 99 children.
-	c := exec.Command("sh", "-c", "for i in $(seq 99); do sleep 1000 & done; wait")
-	must(b, c.Start())
-	defer func() {
-		for _, pid := range descendants(c.Process.Pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		_ = c.Process.Kill()
-		_ = c.Wait()
-	}()
-	w := newWatchdog(helperConfig{}, newServer(os.Getppid()), 1)
-	w.target = c.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	for len(descendants(w.target)) < 99 && time.Now().Before(deadline) {
-		runtime.Gosched()
-	}
+	w := benchTree(b, helperConfig{}, exec.Command("sh", "-c", "for i in $(seq 99); do sleep 1000 & done; wait"))
 	b.ResetTimer()
 	before := cpuTime()
 	for b.Loop() {
@@ -160,6 +146,34 @@ func BenchmarkWatchdogSample(b *testing.B) {
 	per := used / time.Duration(b.N)
 	b.ReportMetric(100*per.Seconds()/sampleEvery.Seconds(), "cpu-%")
 	b.ReportMetric(float64(per.Microseconds()), "cpu-µs/sample")
+}
+
+// benchTree starts c, a target with 99 children, and returns a watchdog
+// of it under cfg; the tree is killed when the benchmark ends.
+func benchTree(b *testing.B, cfg helperConfig, c *exec.Cmd) *watchdog {
+	b.Helper()
+	startTree(b, c)
+	w := newWatchdog(cfg, newServer(os.Getppid()), 1)
+	w.target = c.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for len(descendants(w.target)) < 99 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	return w
+}
+
+// startTree starts c; c and every descendant of it are killed when the
+// test ends.
+func startTree(t testing.TB, c *exec.Cmd) {
+	t.Helper()
+	must(t, c.Start())
+	t.Cleanup(func() {
+		for _, pid := range descendants(c.Process.Pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		_ = c.Process.Kill()
+		_ = c.Wait()
+	})
 }
 
 func cpuTime() time.Duration {

@@ -22,7 +22,14 @@ const (
 	ReasonTooLarge   = "too large"
 	ReasonReserved   = "reserved name"
 	ReasonWorkspace  = "workspace limit"
+	ReasonDenied     = "cannot be read: permission denied"
+	ReasonTooLong    = "cannot be read: path longer than PATH_MAX"
+	ReasonUnreadable = "cannot be read"
 )
+
+// reasonMissing is what collection records for an output that does not
+// exist: it goes to MissingOutputs, not RejectedOutputs.
+const reasonMissing = "missing"
 
 // Names of the kept console logs in the artifact folder.
 const (
@@ -34,7 +41,7 @@ const (
 // last workspace measure, output collection and the console logs.
 func finish(s Spec, lay layout, sealed []sealedCopy, res *Result) error {
 	res.InputMutations = mutations(sealed)
-	u := measureWorkspace([]string{lay.work, lay.tmp}, s.MaxFileBytes) // one walk for both limits
+	u := measureWorkspace([]string{lay.work, lay.tmp}, s.MaxFileBytes, harnessFiles(sealed)) // one walk for both limits
 	if res.LimitExceeded == "" && (u.bigFile || logReachedLimit(s.MaxFileBytes, lay)) {
 		res.LimitExceeded = LimitFileSize
 	}
@@ -83,7 +90,7 @@ func collectOutputs(s Spec, work string, breached bool, res *Result) error {
 				continue
 			}
 		}
-		if reason == "missing" {
+		if reason == reasonMissing {
 			res.MissingOutputs = append(res.MissingOutputs, out)
 		} else {
 			res.RejectedOutputs = append(res.RejectedOutputs, Rejected{Path: out, Reason: reason})
@@ -111,6 +118,8 @@ func collectReason(err error) string {
 	switch {
 	case errors.Is(err, errNotCollectable):
 		return ReasonNotRegular
+	case errors.Is(err, errUnreadable):
+		return unreadableReason(err)
 	case errors.Is(err, errOverBudget):
 		return ReasonWorkspace
 	}
@@ -124,17 +133,17 @@ func inspectOutput(work, rel string, maxBytes int64) string {
 		info, err := os.Lstat(filepath.Join(work, path.Join(parts[:i]...)))
 		switch {
 		case err != nil:
-			return "missing"
+			return unreadableReason(err)
 		case info.Mode()&fs.ModeSymlink != 0:
 			return ReasonEscapes
 		case !info.IsDir():
-			return "missing"
+			return reasonMissing // a file where a folder would be: nothing at rel
 		}
 	}
 	info, err := os.Lstat(filepath.Join(work, rel))
 	switch {
 	case err != nil:
-		return "missing"
+		return unreadableReason(err)
 	case info.Mode()&fs.ModeSymlink != 0:
 		return ReasonSymlink
 	case !info.Mode().IsRegular():
@@ -156,7 +165,22 @@ func nlink(info fs.FileInfo) uint64 {
 	return 1
 }
 
+// unreadableReason names why an output could not be looked at or opened:
+// missing only when it does not exist.
+func unreadableReason(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return reasonMissing
+	case errors.Is(err, fs.ErrPermission):
+		return ReasonDenied
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return ReasonTooLong
+	}
+	return ReasonUnreadable
+}
+
 var (
+	errUnreadable     = errors.New("output cannot be read")
 	errNotCollectable = errors.New("output changed while being collected")
 	errOverBudget     = errors.New("outputs pass the workspace limit")
 )
@@ -166,7 +190,10 @@ var (
 // nothing when src holds more than budget.
 func collectOne(src, dst string, maxBytes, budget int64) (Artifact, error) {
 	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.EIO) {
+		return Artifact{}, fmt.Errorf("%w: %w", errUnreadable, err)
+	}
+	if err != nil { // a symlink (ELOOP), gone, or a FIFO or device swapped in
 		return Artifact{}, errNotCollectable
 	}
 	defer in.Close()
@@ -177,7 +204,11 @@ func collectOne(src, dst string, maxBytes, budget int64) (Artifact, error) {
 	if info.Size() > budget {
 		return Artifact{}, errOverBudget
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	err = os.MkdirAll(filepath.Dir(dst), 0o755)
+	if errors.Is(err, syscall.ENAMETOOLONG) { // the artifact folder's name makes it too long
+		return Artifact{}, fmt.Errorf("%w: %w", errUnreadable, err)
+	}
+	if err != nil {
 		return Artifact{}, fmt.Errorf("collect: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".collect-*")

@@ -32,6 +32,7 @@ type helperConfig struct {
 	ProotStatus bool          `json:"proot_status,omitempty"` // PRoot: exit 255 plus "terminated with signal N" on stderr
 	BwrapGate   bool          `json:"bwrap_gate,omitempty"`   // bwrap holds its child on --block-fd until the limits are set
 	Watch       []string      `json:"watch,omitempty"`
+	Harness     []harnessFile `json:"harness,omitempty"` // the sealed copies in Watch: not the experiment's
 	Stdout      string        `json:"stdout"`
 	Stderr      string        `json:"stderr"`
 	Dir         string        `json:"dir,omitempty"`

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -156,14 +155,7 @@ func commOf(pid int) string {
 // test ends.
 func sampledTree(t testing.TB, script string, procs int, comm string) *watchdog {
 	c := exec.Command("sh", "-c", script)
-	must(t, c.Start())
-	t.Cleanup(func() {
-		for _, pid := range descendants(c.Process.Pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		_ = c.Process.Kill()
-		_ = c.Wait()
-	})
+	startTree(t, c)
 	waitFor(t, "the tree", 10*time.Second, func() bool {
 		kids := descendants(c.Process.Pid)
 		for _, pid := range kids {

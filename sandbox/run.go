@@ -45,6 +45,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	cfg.Harness = harnessFiles(sealed)
 	if cfg.release != nil {
 		defer cfg.release()
 	}

@@ -15,6 +15,7 @@ import (
 type sealedCopy struct {
 	rel, path, sha string
 	perm           fs.FileMode
+	file           harnessFile // the copy's inode, as the workspace measure leaves it out
 }
 
 // sealAll copies every sealed file into work, checks each copy against the
@@ -55,7 +56,11 @@ func sealOne(f SealedFile, work string) (sealedCopy, error) {
 	if !strings.EqualFold(sum, f.SHA256) {
 		return sealedCopy{}, fmt.Errorf("%w: %s: recorded %s, found %s", ErrSealChanged, f.Rel, f.SHA256, sum)
 	}
-	return sealedCopy{rel: f.Rel, path: dst, sha: sum, perm: perm}, nil
+	hf, err := harnessFileOf(dst)
+	if err != nil {
+		return sealedCopy{}, fmt.Errorf("seal %s: %w", f.Rel, err)
+	}
+	return sealedCopy{rel: f.Rel, path: dst, sha: sum, perm: perm, file: hf}, nil
 }
 
 var errNotRegular = errors.New("not a regular file")
@@ -77,6 +82,15 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return in, info, nil
+}
+
+// harnessFiles are the inodes of the sealed copies.
+func harnessFiles(sealed []sealedCopy) []harnessFile {
+	out := make([]harnessFile, len(sealed))
+	for i, c := range sealed {
+		out[i] = c.file
+	}
+	return out
 }
 
 // mutations lists the sealed copies whose content, type or mode changed.

@@ -261,10 +261,19 @@ func (w *watchdog) sample(slow bool) {
 	if slow {
 		w.forgetGone()
 	}
-	if slow && w.cfg.Workspace > 0 && overWorkspace(w.cfg.Watch, w.cfg.Workspace) {
+	if slow && w.cfg.Workspace > 0 && w.overWorkspace() {
 		w.setLimit(LimitWorkspace)
 		w.killing = true
 	}
+}
+
+// overWorkspace reports whether the watched folders, with the unlinked
+// files the run's processes (as last sampled: w.seen) hold open there, pass
+// the workspace limit or could not be measured.
+func (w *watchdog) overWorkspace() bool {
+	u := measureWorkspace(w.cfg.Watch, 0, w.cfg.Harness)
+	held, ok := deletedOpenBytes(w.seen, watchedDevices(w.cfg.Watch), u.seen)
+	return !u.ok || !ok || u.total+held > w.cfg.Workspace
 }
 
 // forgetGone drops recorded processes that are gone, so that a reused pid

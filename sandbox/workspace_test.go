@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,4 +168,126 @@ func create(t *testing.T, p string) string {
 
 func fallocateKeepSize(f *os.File, n int64) error {
 	return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, n)
+}
+
+// TestWorkspaceMeasure checks the walk through directory handles: the
+// sealed copies are left out by inode (a further link adds nothing, a copy
+// counts, a big one is not a big file), a tree deeper than PATH_MAX is
+// measured, and more entries than the walk may visit cannot be measured.
+func TestWorkspaceMeasure(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		name     string
+		make     func(t *testing.T, dir string) []harnessFile // returns the sealed copies
+		cap      int
+		min, max int64
+		ok, big  bool
+	}{
+		{"a sealed copy counts nothing", func(t *testing.T, d string) []harnessFile {
+			return []harnessFile{sealedFile(t, filepath.Join(d, "in"), 4*mib)}
+		}, 0, 0, 64 << 10, true, false},
+		{"a link to a sealed copy adds nothing", func(t *testing.T, d string) []harnessFile {
+			h := sealedFile(t, filepath.Join(d, "in"), 4*mib)
+			must(t, os.Link(filepath.Join(d, "in"), filepath.Join(d, "in2")))
+			return []harnessFile{h}
+		}, 0, 0, 64 << 10, true, false},
+		{"a copy of a sealed copy counts", func(t *testing.T, d string) []harnessFile {
+			h := sealedFile(t, filepath.Join(d, "in"), 4*mib)
+			must(t, os.WriteFile(filepath.Join(d, "copy"), make([]byte, 4*mib), 0o644))
+			return []harnessFile{h}
+		}, 0, 4 * mib, 4*mib + 64<<10, true, true},
+		{"a tree deeper than PATH_MAX", func(t *testing.T, d string) []harnessFile {
+			fd := deepTree(t, d, 2100)
+			must(t, os.WriteFile(fmt.Sprintf("/proc/self/fd/%d/f", fd), make([]byte, mib), 0o644))
+			_ = unix.Close(fd)
+			return nil
+		}, 0, mib + 2100*4096, mib + 2200*4096, true, false},
+		{"more entries than the walk visits", func(t *testing.T, d string) []harnessFile {
+			for i := range 20 {
+				create(t, filepath.Join(d, fmt.Sprint(i)))
+			}
+			return nil
+		}, 10, 0, 1 << 20, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			harness := c.make(t, d)
+			if c.cap > 0 {
+				defer func(n int) { maxWorkspaceEntries = n }(maxWorkspaceEntries)
+				maxWorkspaceEntries = c.cap
+			}
+			u := measureWorkspace([]string{d}, 2*mib, harness)
+			if u.ok != c.ok || u.bigFile != c.big || u.total < c.min || u.total > c.max {
+				t.Fatalf("total %d ok=%v big=%v, want %d..%d ok=%v big=%v", u.total, u.ok, u.bigFile, c.min, c.max, c.ok, c.big)
+			}
+		})
+	}
+}
+
+// sealedFile writes n bytes to p, read-only, and describes it as Run does
+// for a sealed copy.
+func sealedFile(t *testing.T, p string, n int) harnessFile {
+	t.Helper()
+	must(t, os.WriteFile(p, make([]byte, n), 0o444))
+	h, err := harnessFileOf(p)
+	must(t, err)
+	return h
+}
+
+// deepTree makes depth nested folders "d" under dir through handles and
+// returns a handle of the deepest.
+func deepTree(t *testing.T, dir string, depth int) int {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	must(t, err)
+	for range depth {
+		must(t, unix.Mkdirat(fd, "d", 0o755))
+		sub, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		must(t, err)
+		_ = unix.Close(fd)
+		fd = sub
+	}
+	return fd
+}
+
+// TestDeletedOpenBytes counts the unlinked files this process holds open:
+// one on the watched file system counts once however many descriptors
+// refer to it; one still linked elsewhere, and one on another file system
+// (a memfd), do not. A tree with more descriptors than a sample reads
+// cannot be measured.
+func TestDeletedOpenBytes(t *testing.T) {
+	d := t.TempDir()
+	open := func(name string, n int) *os.File {
+		f, err := os.Create(filepath.Join(d, name))
+		must(t, err)
+		t.Cleanup(func() { _ = f.Close() })
+		_, err = f.Write(make([]byte, n))
+		must(t, err)
+		return f
+	}
+	gone := open("gone", 3<<20)
+	must(t, os.Remove(gone.Name()))
+	again, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", gone.Fd()))
+	must(t, err)
+	defer again.Close()
+	linked := open("linked", 2<<20)
+	must(t, os.Link(linked.Name(), filepath.Join(d, "other")))
+	must(t, os.Remove(linked.Name()))
+	mfd, err := unix.MemfdCreate("held", 0)
+	must(t, err)
+	defer unix.Close(mfd)
+	must(t, unix.Ftruncate(mfd, 5<<20))
+	st, err := readStat(os.Getpid())
+	must(t, err)
+	self := map[int]uint64{os.Getpid(): st.start}
+	n, ok := deletedOpenBytes(self, watchedDevices([]string{d}), map[fileID]bool{})
+	if !ok || n < 3<<20 || n > 3<<20+64<<10 {
+		t.Fatalf("held %d ok=%v, want 3 MiB", n, ok)
+	}
+	defer func(n int) { maxTreeFDs = n }(maxTreeFDs)
+	maxTreeFDs = 5 // this process holds more: the files above, the memfd, the standard ones
+	if _, ok := deletedOpenBytes(self, watchedDevices([]string{d}), map[fileID]bool{}); ok {
+		t.Fatal("more descriptors than a sample reads were measured")
+	}
 }
