@@ -22,7 +22,7 @@ import (
 // must answer. Close releases what it opened.
 func OpenLab(ctx context.Context, c Campaign, cores int, memMB int64) (*Lab, error) {
 	if conn, err := dialLab(c); err == nil {
-		return &Lab{C: c, Cores: cores, MemMB: memMB, remote: &labClient{conn: conn, lines: newLineReader(conn)}}, nil
+		return &Lab{C: c, Cores: cores, MemMB: memMB, remote: newLabClient(c, conn)}, nil
 	}
 	if readOnlyHere(c) {
 		return nil, fmt.Errorf("the study's record is read-only here and no supervisor answers on its lab socket: %w", ErrLab)
@@ -45,7 +45,7 @@ func (l *Lab) Remote() bool { return l.remote != nil }
 // Close releases the connection or the store OpenLab opened.
 func (l *Lab) Close() error {
 	if l.remote != nil {
-		return l.remote.conn.Close()
+		return l.remote.close()
 	}
 	if l.ownsStore {
 		return l.S.Close()
@@ -81,11 +81,39 @@ func newLineReader(conn net.Conn) *bufio.Scanner {
 	return s
 }
 
-// labClient sends lab calls to the supervisor, one at a time.
+// labClient sends lab calls to the supervisor, one at a time, dialing
+// again when its connection has been idle near the supervisor's bound.
 type labClient struct {
 	mu    sync.Mutex
+	c     Campaign
 	conn  *net.UnixConn
 	lines *bufio.Scanner
+	used  time.Time // the last answer, or the dial
+}
+
+func newLabClient(c Campaign, conn *net.UnixConn) *labClient {
+	return &labClient{c: c, conn: conn, lines: newLineReader(conn), used: time.Now()}
+}
+
+// close closes the connection.
+func (r *labClient) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conn.Close()
+}
+
+// fresh dials again when the connection has been idle labRedialAfter.
+func (r *labClient) fresh() error {
+	if time.Since(r.used) < labRedialAfter {
+		return nil
+	}
+	conn, err := dialLab(r.c)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errNoAnswer, err)
+	}
+	_ = r.conn.Close()
+	r.conn, r.lines, r.used = conn, newLineReader(conn), time.Now()
+	return nil
 }
 
 // call sends one request and returns the result as the supervisor encoded
@@ -120,9 +148,13 @@ func (r *labClient) control(ctx context.Context, c Campaign, command string) err
 func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { _ = r.conn.SetDeadline(time.Now()) })
-	defer stop()
 	var resp labResponse
+	if err := r.fresh(); err != nil {
+		return resp, err
+	}
+	conn := r.conn
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
 	body, _ := json.Marshal(req)
 	if _, err := r.conn.Write(append(body, '\n')); err != nil {
 		return resp, fmt.Errorf("send to the supervisor: %w: %w", errNoAnswer, err)
@@ -137,6 +169,10 @@ func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse,
 	if err := json.Unmarshal(r.lines.Bytes(), &resp); err != nil {
 		return resp, fmt.Errorf("malformed answer from the supervisor: %w", err)
 	}
+	if resp.Busy {
+		return resp, fmt.Errorf("%w: %s", errNoAnswer, resp.Error)
+	}
+	r.used = time.Now()
 	return resp, nil
 }
 
