@@ -22,6 +22,7 @@ type labLimits struct {
 	conns    int           // open lab connections; one more is refused with labBusy and closed
 	bigLines int           // connections that may hold a line longer than labLineBuf at once; the others wait for a turn
 	idle     time.Duration // a request (or the answer's write) must complete within this, and a connection idle this long is closed
+	retried  func(error)   // told of each temporary accept failure before its backoff (tests); may be nil
 }
 
 // defaultLabLimits are the supervisor's bounds.
@@ -56,6 +57,7 @@ func (l labLimits) orDefault() labLimits {
 	if l.idle > 0 {
 		d.idle = l.idle
 	}
+	d.retried = l.retried
 	return d
 }
 

@@ -135,6 +135,9 @@ func (sv *Supervisor) serveLab(ctx context.Context, ln *net.UnixListener) {
 				return
 			}
 			sv.log.Warn("lab socket: accept failed; retrying", "err", err, "after", time.Duration(backoff))
+			if lim.retried != nil {
+				lim.retried(err)
+			}
 			if !backoff.wait(ctx) {
 				return
 			}
