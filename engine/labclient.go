@@ -157,7 +157,7 @@ func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse,
 	defer stop()
 	body, _ := json.Marshal(req)
 	if _, err := r.conn.Write(append(body, '\n')); err != nil {
-		return resp, fmt.Errorf("send to the supervisor: %w: %w", errNoAnswer, err)
+		return resp, r.refusedSend(err)
 	}
 	if !r.lines.Scan() {
 		err := r.lines.Err()
@@ -174,6 +174,18 @@ func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse,
 	}
 	r.used = time.Now()
 	return resp, nil
+}
+
+// refusedSend is the error of a request that could not be sent: the
+// supervisor's busy line when it refused the connection before the
+// request went out (the line is then already here: the peer has closed,
+// so the read does not wait), else the failure of the write.
+func (r *labClient) refusedSend(err error) error {
+	var resp labResponse
+	if r.lines.Scan() && json.Unmarshal(r.lines.Bytes(), &resp) == nil && resp.Busy {
+		return fmt.Errorf("%w: %s", errNoAnswer, resp.Error)
+	}
+	return fmt.Errorf("send to the supervisor: %w: %w", errNoAnswer, err)
 }
 
 // errNoAnswer marks a request the supervisor did not answer: the
