@@ -315,3 +315,78 @@ func holdConnections(ln *net.UnixListener) {
 		held = append(held, conn)
 	}
 }
+
+// TestLabSocketLongLines: a line over maxLabLine is answered with why and
+// the connection closed; with one long-line turn, a long line waits for
+// the one holding it and both are answered.
+func TestLabSocketLongLines(t *testing.T) {
+	long := func(n int) string { return `{"call":"notes","args":"` + strings.Repeat("x", n) }
+	t.Run("too long", func(t *testing.T) {
+		c, s := newTestStudy(t, nil)
+		serveTestLab(t, c, s)
+		conn, r := rawLab(t, c)
+		go func() { _, _ = conn.Write([]byte(long(maxLabLine + 2*labLineBuf))) }()
+		if resp := readAnswer(t, r); !strings.Contains(resp.Error, "lab request longer than") {
+			t.Fatalf("a line over maxLabLine: %+v; want it refused as too long", resp)
+		}
+	})
+	t.Run("turns", func(t *testing.T) {
+		c, s := newTestStudy(t, nil)
+		serveTestLabLimits(t, c, s, labLimits{bigLines: 1})
+		a, ra := rawLab(t, c)
+		b, rb := rawLab(t, c)
+		if _, err := a.Write([]byte(long(2 * labLineBuf))); err != nil { // holds the turn, unfinished
+			t.Fatal(err)
+		}
+		go func() { _, _ = b.Write([]byte(long(2*labLineBuf) + `"}` + "\n")) }() // waits for the turn
+		if resp := ask(t, a, ra, `"}`+"\n"+notesRequest); resp.Error == "" {
+			t.Fatalf("first long line: %+v; want the notes call's refusal of its arguments", resp)
+		}
+		if resp := readAnswer(t, ra); !resp.OK {
+			t.Fatalf("the request after it: %+v", resp)
+		}
+		if resp := readAnswer(t, rb); resp.Error == "" {
+			t.Fatalf("second long line: %+v", resp)
+		}
+	})
+}
+
+// TestLabClientDialsAgainWhenIdle: a client (an MCP server between its
+// agent's calls) whose connection the supervisor closed for idleness
+// dials again once its own idle time has passed, and its next call is
+// answered; one that kept the closed connection would fail.
+func TestLabClientDialsAgainWhenIdle(t *testing.T) {
+	cases := []struct {
+		name   string
+		idle   time.Duration // how long the client has been idle, as it sees it
+		wantOK bool
+	}{
+		{"idle past labRedialAfter", labRedialAfter, true},
+		{"kept the closed connection", 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, s := newTestStudy(t, nil)
+			serveTestLabLimits(t, c, s, labLimits{idle: 200 * time.Millisecond})
+			ctx := context.Background()
+			lab, err := OpenLab(ctx, c, 2, 8192)
+			if err != nil || !lab.Remote() {
+				t.Fatalf("OpenLab: remote=%v err=%v", lab != nil && lab.Remote(), err)
+			}
+			defer lab.Close()
+			if _, err := lab.Call(ctx, "notes", []byte(`{}`)); err != nil {
+				t.Fatalf("first call: %v", err)
+			}
+			old := lab.remote.conn
+			_ = old.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := old.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+				t.Fatalf("the supervisor did not close the idle connection: %v", err)
+			}
+			lab.remote.used = time.Now().Add(-tc.idle)
+			_, err = lab.Call(ctx, "notes", []byte(`{}`))
+			if (err == nil) != tc.wantOK || (err != nil && !errors.Is(err, errNoAnswer)) {
+				t.Fatalf("call after the supervisor closed the connection: %v; want ok=%v", err, tc.wantOK)
+			}
+		})
+	}
+}

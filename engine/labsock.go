@@ -199,15 +199,12 @@ func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn, lim 
 	}
 }
 
-// endLabConn tells the client of a line too long why it is closed, and
-// says in the log which connection the idle bound closed.
+// endLabConn tells the client of a line too long why it is closed; any
+// other end (EOF, the idle bound, the study stopping) needs no answer.
 func (sv *Supervisor) endLabConn(conn *net.UnixConn, enc *json.Encoder, lim labLimits, err error) {
-	switch {
-	case errors.Is(err, errLabLineTooLong):
+	if errors.Is(err, errLabLineTooLong) {
 		_ = conn.SetWriteDeadline(time.Now().Add(lim.idle))
 		_ = enc.Encode(labResponse{Error: err.Error()})
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, errLabIdle):
-		sv.log.Info("lab socket: closed an idle connection", "bound", lim.idle)
 	}
 }
 
