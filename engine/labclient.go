@@ -102,7 +102,8 @@ func (r *labClient) close() error {
 	return r.conn.Close()
 }
 
-// fresh dials again when the connection has been idle labRedialAfter.
+// fresh dials again when the connection has been idle labRedialAfter, or
+// failed (used is then zero).
 func (r *labClient) fresh() error {
 	if time.Since(r.used) < labRedialAfter {
 		return nil
@@ -145,9 +146,19 @@ func (r *labClient) control(ctx context.Context, c Campaign, command string) err
 	return nil
 }
 
+// roundTrip sends req and reads the answer; after a failure the next
+// request dials again.
 func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	resp, err := r.exchange(ctx, req)
+	if errors.Is(err, errNoAnswer) {
+		r.used = time.Time{}
+	}
+	return resp, err
+}
+
+func (r *labClient) exchange(ctx context.Context, req labRequest) (labResponse, error) {
 	var resp labResponse
 	if err := r.fresh(); err != nil {
 		return resp, err

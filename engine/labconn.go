@@ -77,10 +77,15 @@ func temporaryAccept(err error) bool {
 // failure; zero after a success.
 type acceptBackoff time.Duration
 
-// wait sleeps the next backoff step, or until ctx ends (false).
-func (b *acceptBackoff) wait(ctx context.Context) bool {
+// next is the next backoff step.
+func (b *acceptBackoff) next() time.Duration {
 	d := min(max(2*time.Duration(*b), acceptBackoffMin), acceptBackoffMax)
 	*b = acceptBackoff(d)
+	return d
+}
+
+// waitFor sleeps d, or until ctx ends (false).
+func waitFor(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -354,7 +354,8 @@ func TestLabSocketLongLines(t *testing.T) {
 // TestLabClientDialsAgainWhenIdle: a client (an MCP server between its
 // agent's calls) whose connection the supervisor closed for idleness
 // dials again once its own idle time has passed, and its next call is
-// answered; one that kept the closed connection would fail.
+// answered; one that kept the closed connection fails that call, and
+// dials again for the next.
 func TestLabClientDialsAgainWhenIdle(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -386,6 +387,9 @@ func TestLabClientDialsAgainWhenIdle(t *testing.T) {
 			_, err = lab.Call(ctx, "notes", []byte(`{}`))
 			if (err == nil) != tc.wantOK || (err != nil && !errors.Is(err, errNoAnswer)) {
 				t.Fatalf("call after the supervisor closed the connection: %v; want ok=%v", err, tc.wantOK)
+			}
+			if _, err := lab.Call(ctx, "notes", []byte(`{}`)); err != nil {
+				t.Fatalf("the call after that (a new connection): %v", err)
 			}
 		})
 	}

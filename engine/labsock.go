@@ -134,11 +134,12 @@ func (sv *Supervisor) serveLab(ctx context.Context, ln *net.UnixListener) {
 				sv.logAcceptEnd(ctx, err)
 				return
 			}
-			sv.log.Warn("lab socket: accept failed; retrying", "err", err, "after", time.Duration(backoff))
+			d := backoff.next()
+			sv.log.Warn("lab socket: accept failed; retrying", "err", err, "after", d)
 			if lim.retried != nil {
 				lim.retried(err)
 			}
-			if !backoff.wait(ctx) {
+			if !waitFor(ctx, d) {
 				return
 			}
 			continue
