@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/simjecture/simjecture/store"
 )
+
+// controlAnswerWait bounds RequestControl's wait for the supervisor's
+// answer on its lab socket, so the request still acts within 1 s (the
+// contract) when the socket accepts and never answers.
+const controlAnswerWait = 400 * time.Millisecond
 
 // RequestControl asks the study's supervisor to pause or cancel. With no
 // live supervisor, the request takes effect at once in the store.
@@ -16,17 +22,16 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 		return "", fmt.Errorf("unknown control %q: %w", command, ErrInvalid)
 	}
 	if conn, err := dialLab(c); err == nil { // the supervisor records the request itself
-		cl := &labClient{conn: conn, lines: newLineReader(conn)}
-		err := cl.control(ctx, c, string(command))
-		_ = conn.Close()
+		err := controlOverSocket(ctx, c, conn, command)
 		if err == nil {
 			return Requested, nil
 		}
 		if !errors.Is(err, errNoAnswer) {
 			return "", err
 		}
-		// It closed without an answer (stopping, or dead): record the
-		// request as when no supervisor answers. Asking twice is harmless.
+		// It closed without an answer (stopping, or dead), refused the
+		// connection (busy) or did not answer in time: record the request
+		// as when no supervisor answers. Asking twice is harmless.
 	}
 	s, err := c.Open(ctx)
 	if err != nil {
@@ -43,6 +48,15 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 		return Requested, nil
 	}
 	return applyOffline(ctx, c, s, command)
+}
+
+// controlOverSocket sends command to the supervisor on conn, waiting at
+// most controlAnswerWait for its answer, and closes conn.
+func controlOverSocket(ctx context.Context, c Campaign, conn *net.UnixConn, command Command) error {
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, controlAnswerWait)
+	defer cancel()
+	return newLabClient(c, conn).control(ctx, c, string(command))
 }
 
 // setControl records a pause or cancel request for the running supervisor.

@@ -22,7 +22,7 @@ import (
 // must answer. Close releases what it opened.
 func OpenLab(ctx context.Context, c Campaign, cores int, memMB int64) (*Lab, error) {
 	if conn, err := dialLab(c); err == nil {
-		return &Lab{C: c, Cores: cores, MemMB: memMB, remote: &labClient{conn: conn, lines: newLineReader(conn)}}, nil
+		return &Lab{C: c, Cores: cores, MemMB: memMB, remote: newLabClient(c, conn)}, nil
 	}
 	if readOnlyHere(c) {
 		return nil, fmt.Errorf("the study's record is read-only here and no supervisor answers on its lab socket: %w", ErrLab)
@@ -45,7 +45,7 @@ func (l *Lab) Remote() bool { return l.remote != nil }
 // Close releases the connection or the store OpenLab opened.
 func (l *Lab) Close() error {
 	if l.remote != nil {
-		return l.remote.conn.Close()
+		return l.remote.close()
 	}
 	if l.ownsStore {
 		return l.S.Close()
@@ -81,11 +81,40 @@ func newLineReader(conn net.Conn) *bufio.Scanner {
 	return s
 }
 
-// labClient sends lab calls to the supervisor, one at a time.
+// labClient sends lab calls to the supervisor, one at a time, dialing
+// again when its connection has been idle near the supervisor's bound.
 type labClient struct {
 	mu    sync.Mutex
+	c     Campaign
 	conn  *net.UnixConn
 	lines *bufio.Scanner
+	used  time.Time // the last answer, or the dial
+}
+
+func newLabClient(c Campaign, conn *net.UnixConn) *labClient {
+	return &labClient{c: c, conn: conn, lines: newLineReader(conn), used: time.Now()}
+}
+
+// close closes the connection.
+func (r *labClient) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conn.Close()
+}
+
+// fresh dials again when the connection has been idle labRedialAfter, or
+// failed (used is then zero).
+func (r *labClient) fresh() error {
+	if time.Since(r.used) < labRedialAfter {
+		return nil
+	}
+	conn, err := dialLab(r.c)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errNoAnswer, err)
+	}
+	_ = r.conn.Close()
+	r.conn, r.lines, r.used = conn, newLineReader(conn), time.Now()
+	return nil
 }
 
 // call sends one request and returns the result as the supervisor encoded
@@ -117,15 +146,29 @@ func (r *labClient) control(ctx context.Context, c Campaign, command string) err
 	return nil
 }
 
+// roundTrip sends req and reads the answer; after a failure the next
+// request dials again.
 func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { _ = r.conn.SetDeadline(time.Now()) })
-	defer stop()
+	resp, err := r.exchange(ctx, req)
+	if errors.Is(err, errNoAnswer) {
+		r.used = time.Time{}
+	}
+	return resp, err
+}
+
+func (r *labClient) exchange(ctx context.Context, req labRequest) (labResponse, error) {
 	var resp labResponse
+	if err := r.fresh(); err != nil {
+		return resp, err
+	}
+	conn := r.conn
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
 	body, _ := json.Marshal(req)
 	if _, err := r.conn.Write(append(body, '\n')); err != nil {
-		return resp, fmt.Errorf("send to the supervisor: %w: %w", errNoAnswer, err)
+		return resp, r.refusedSend(err)
 	}
 	if !r.lines.Scan() {
 		err := r.lines.Err()
@@ -137,7 +180,23 @@ func (r *labClient) roundTrip(ctx context.Context, req labRequest) (labResponse,
 	if err := json.Unmarshal(r.lines.Bytes(), &resp); err != nil {
 		return resp, fmt.Errorf("malformed answer from the supervisor: %w", err)
 	}
+	if resp.Busy {
+		return resp, fmt.Errorf("%w: %s", errNoAnswer, resp.Error)
+	}
+	r.used = time.Now()
 	return resp, nil
+}
+
+// refusedSend is the error of a request that could not be sent: the
+// supervisor's busy line when it refused the connection before the
+// request went out (the line is then already here: the peer has closed,
+// so the read does not wait), else the failure of the write.
+func (r *labClient) refusedSend(err error) error {
+	var resp labResponse
+	if r.lines.Scan() && json.Unmarshal(r.lines.Bytes(), &resp) == nil && resp.Busy {
+		return fmt.Errorf("%w: %s", errNoAnswer, resp.Error)
+	}
+	return fmt.Errorf("send to the supervisor: %w: %w", errNoAnswer, err)
 }
 
 // errNoAnswer marks a request the supervisor did not answer: the

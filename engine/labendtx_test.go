@@ -122,7 +122,7 @@ func TestControlOfAnEndedStudyThroughLabSocket(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no supervisor answers: %v", err)
 			}
-			err = (&labClient{conn: conn, lines: newLineReader(conn)}).control(ctx, c, string(cmd))
+			err = (newLabClient(c, conn)).control(ctx, c, string(cmd))
 			_ = conn.Close()
 			wantEnded(t, c, StatusCompleted, "the supervisor's answer to "+string(cmd), "", err)
 			got, err := Control(ctx, c, nil, cmd)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The lab socket: the supervisor serves the lab calls of its study on an
@@ -51,6 +51,7 @@ type labResponse struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
 	Ended  Status          `json:"ended,omitempty"` // a control refused: the study has ended in this status
+	Busy   bool            `json:"busy,omitempty"`  // refused unread: the socket has its connections open (refuseBusy)
 }
 
 // labNameFile holds the name of the campaign's live lab socket, in the
@@ -114,44 +115,97 @@ func publishLabName(c Campaign, name string) error {
 }
 
 // serveLab answers lab calls on ln until ctx ends, then closes ln and every
-// connection and waits for their goroutines.
+// connection and waits for their goroutines. It holds at most
+// sockLimits.conns connections (one more is refused) and survives a
+// temporary accept failure, such as running out of descriptors.
 func (sv *Supervisor) serveLab(ctx context.Context, ln *net.UnixListener) {
+	lim := sv.sockLimits.orDefault()
+	slots := make(chan struct{}, lim.conns)
+	big := make(chan struct{}, lim.bigLines)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	var backoff acceptBackoff
 	for {
 		conn, err := ln.AcceptUnix()
 		if err != nil {
-			return
+			if ctx.Err() != nil || !temporaryAccept(err) {
+				sv.logAcceptEnd(ctx, err)
+				return
+			}
+			d := backoff.next()
+			sv.log.Warn("lab socket: accept failed; retrying", "err", err, "after", d)
+			if lim.retried != nil {
+				lim.retried(err)
+			}
+			if !waitFor(ctx, d) {
+				return
+			}
+			continue
+		}
+		backoff = 0
+		select {
+		case slots <- struct{}{}:
+		default:
+			refuseBusy(conn, lim.conns)
+			continue
 		}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			defer conn.Close()
 			unwatch := context.AfterFunc(ctx, func() { _ = conn.Close() })
 			defer unwatch()
-			sv.serveLabConn(ctx, conn)
+			sv.serveLabConn(ctx, conn, lim, big)
 		})
 	}
 }
 
-func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn) {
+// logAcceptEnd says why the accept loop ended, unless the study stopped it.
+func (sv *Supervisor) logAcceptEnd(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		sv.log.Error("lab socket: no longer accepting", "err", err)
+	}
+}
+
+// serveLabConn answers the requests of one connection, each of which must
+// arrive whole within lim.idle of the last answer (or of the connection).
+func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn, lim labLimits, big chan struct{}) {
 	if err := checkPeer(conn); err != nil {
 		sv.log.Warn("lab socket: refused a connection", "err", err)
 		return
 	}
 	lab := sv.newLab()
-	lines := bufio.NewScanner(conn)
-	lines.Buffer(make([]byte, 0, 64<<10), maxLabLine)
+	lines := newLabLineReader(conn, big)
+	defer lines.release()
 	enc := json.NewEncoder(conn)
-	for lines.Scan() {
+	for {
+		deadline := time.Now().Add(lim.idle)
+		_ = conn.SetReadDeadline(deadline)
+		line, err := lines.next(ctx, deadline)
+		if err != nil {
+			sv.endLabConn(conn, enc, lim, err)
+			return
+		}
 		var req labRequest
 		resp := labResponse{Error: "malformed lab request"}
-		if err := json.Unmarshal(lines.Bytes(), &req); err == nil {
+		if err := json.Unmarshal(line, &req); err == nil {
 			resp = sv.answer(ctx, lab, req)
 		}
+		lines.release()
+		_ = conn.SetWriteDeadline(time.Now().Add(lim.idle))
 		if err := enc.Encode(resp); err != nil {
 			return
 		}
+	}
+}
+
+// endLabConn tells the client of a line too long why it is closed; any
+// other end (EOF, the idle bound, the study stopping) needs no answer.
+func (sv *Supervisor) endLabConn(conn *net.UnixConn, enc *json.Encoder, lim labLimits, err error) {
+	if errors.Is(err, errLabLineTooLong) {
+		_ = conn.SetWriteDeadline(time.Now().Add(lim.idle))
+		_ = enc.Encode(labResponse{Error: err.Error()})
 	}
 }
 

@@ -18,11 +18,17 @@ import (
 // (or stop) ends it.
 func serveTestLab(t testing.TB, c Campaign, s *store.Store) (stop func()) {
 	t.Helper()
+	return serveTestLabLimits(t, c, s, labLimits{})
+}
+
+// serveTestLabLimits is serveTestLab with the socket's bounds lim.
+func serveTestLabLimits(t testing.TB, c Campaign, s *store.Store, lim labLimits) (stop func()) {
+	t.Helper()
 	ln := listenLab(c)
 	if ln == nil {
 		t.Fatal("lab socket: cannot listen")
 	}
-	sv := &Supervisor{c: c, s: s, Bus: NewBus(), log: newSupervisorLog(c), opt: Options{MemMB: 8192}}
+	sv := &Supervisor{c: c, s: s, Bus: NewBus(), log: newSupervisorLog(c), opt: Options{MemMB: 8192}, sockLimits: lim}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { sv.serveLab(ctx, ln) })

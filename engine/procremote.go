@@ -129,7 +129,7 @@ func RemoteUsageOf(ctx context.Context, c Campaign) (map[string]RemoteUsage, err
 		return nil, fmt.Errorf("remote usage: %w", err)
 	}
 	defer conn.Close()
-	cl := &labClient{conn: conn, lines: newLineReader(conn)}
+	cl := newLabClient(c, conn)
 	resp, err := cl.roundTrip(ctx, labRequest{Usage: true})
 	if err != nil {
 		return nil, fmt.Errorf("remote usage: %w", err)

@@ -49,6 +49,8 @@ type Supervisor struct {
 	reviews reviewWaits // per review, when its next attempt may start (reviewcrash.go)
 	judging atomic.Bool // a tool-free judge runs: the lab socket answers no call
 
+	sockLimits labLimits // the lab socket's bounds; unset ones are defaultLabLimits (labconn.go)
+
 	enc      sandbox.Enclosure // probed once (enclose.go)
 	encOnce  sync.Once
 	enclosed bool // this run encloses its agents
