@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -63,6 +65,56 @@ func TestStudyOutlivesItsClosedStdout(t *testing.T) {
 			}
 			if run := snap.withStatus("running"); len(run) > 0 {
 				t.Errorf("receipts still running: %+v", run)
+			}
+		})
+	}
+}
+
+// TestAgentCancelIsAttributed: an enclosed agent may cancel its own study
+// (`simjecture cancel` from inside); the record says the agent asked, where
+// an operator's cancel from outside says nothing of the kind.
+func TestAgentCancelIsAttributed(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"by the agent", "agent"},
+		{"by the operator", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKillStudy(t)
+			if tc.want == "agent" {
+				writeFile(t, filepath.Join(filepath.Dir(k.exe), "stop"), "") // its first turn cancels
+			}
+			sup := startGroup(t, k.args())
+			if tc.want == "" {
+				waitFor(t, 30*time.Second, "a receipt", func() bool {
+					snap, err := tryStatus(t, k.dir)
+					return err == nil && len(snap.Experiments) > 0
+				})
+				if r := sj(t, "", "cancel", "--campaign", k.dir); r.code != 0 {
+					t.Fatalf("cancel: %s", r)
+				}
+			}
+			sup.wait(t, 30*time.Second)
+			by, found := "", false
+			for _, line := range strings.Split(sj(t, "", "watch", "--campaign", k.dir, "--jsonl").stdout, "\n") {
+				var ev struct {
+					Type    string `json:"type"`
+					Payload struct {
+						Command string `json:"command"`
+						By      string `json:"by"`
+					} `json:"payload"`
+				}
+				if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "control_requested" && ev.Payload.Command == "cancel" {
+					by, found = ev.Payload.By, true
+				}
+			}
+			if !found || by != tc.want {
+				t.Errorf("control_requested cancel found %v, by %q; want by %q", found, by, tc.want)
 			}
 		})
 	}

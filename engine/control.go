@@ -42,7 +42,7 @@ func RequestControl(ctx context.Context, c Campaign, command Command) (Status, e
 		return "", err
 	}
 	if Owned(c) {
-		if err := setControl(ctx, c, s, command); err != nil {
+		if err := setControl(ctx, c, s, command, ""); err != nil {
 			return "", err
 		}
 		return Requested, nil
@@ -63,7 +63,7 @@ func controlOverSocket(ctx context.Context, c Campaign, conn *net.UnixConn, comm
 // A study that has ended meanwhile (its supervisor has not exited yet) is
 // refused in the same transaction, with an [EndedError], and nothing is
 // written: no request may follow the study's end in its log.
-func setControl(ctx context.Context, c Campaign, s *store.Store, command Command) error {
+func setControl(ctx context.Context, c Campaign, s *store.Store, command Command, by string) error {
 	return s.Tx(ctx, func(tx *store.Tx) error {
 		if err := refuseEnded(tx, c); err != nil {
 			return err
@@ -71,7 +71,7 @@ func setControl(ctx context.Context, c Campaign, s *store.Store, command Command
 		if err := tx.SetControl(string(command), time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 			return err
 		}
-		return appendEvent(tx, ControlRequestedPayload{Command: command})
+		return appendEvent(tx, ControlRequestedPayload{Command: command, By: by})
 	})
 }
 

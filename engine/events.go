@@ -228,9 +228,14 @@ type ReviewFailedPayload struct {
 // NoteAddedPayload is a note the agent left.
 type NoteAddedPayload struct{ Note }
 
-// ControlRequestedPayload is an operator's request to a live supervisor.
+// ControlRequestedPayload is a pause or cancel request to a live
+// supervisor. By is "agent" when a process of an agent's enclosure asked
+// (over the lab socket, from a nested pid namespace); empty when the
+// request came from outside every enclosure (the operator, or an agent that
+// is not enclosed).
 type ControlRequestedPayload struct {
 	Command Command `json:"command"`
+	By      string  `json:"by,omitempty"`
 }
 
 // HarnessErrorPayload is a failure of the harness itself: the

@@ -68,7 +68,7 @@ func dialLab(c Campaign) (*net.UnixConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab socket: %w", err)
 	}
-	if err := checkPeer(conn); err != nil {
+	if _, err := checkPeer(conn); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}

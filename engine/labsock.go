@@ -171,10 +171,12 @@ func (sv *Supervisor) logAcceptEnd(ctx context.Context, err error) {
 // serveLabConn answers the requests of one connection, each of which must
 // arrive whole within lim.idle of the last answer (or of the connection).
 func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn, lim labLimits, big chan struct{}) {
-	if err := checkPeer(conn); err != nil {
+	pid, err := checkPeer(conn)
+	if err != nil {
 		sv.log.Warn("lab socket: refused a connection", "err", err)
 		return
 	}
+	by := requester(pid)
 	lab := sv.newLab()
 	lines := newLabLineReader(conn, big)
 	defer lines.release()
@@ -190,7 +192,7 @@ func (sv *Supervisor) serveLabConn(ctx context.Context, conn *net.UnixConn, lim 
 		var req labRequest
 		resp := labResponse{Error: "malformed lab request"}
 		if err := json.Unmarshal(line, &req); err == nil {
-			resp = sv.answer(ctx, lab, req)
+			resp = sv.answer(ctx, lab, req, by)
 		}
 		lines.release()
 		_ = conn.SetWriteDeadline(time.Now().Add(lim.idle))
@@ -211,9 +213,9 @@ func (sv *Supervisor) endLabConn(conn *net.UnixConn, enc *json.Encoder, lim labL
 
 // answer runs one request as `lab CALL` would, and wakes the executor after
 // a call that hands it work.
-func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labResponse {
+func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest, by string) labResponse {
 	if req.Control != "" {
-		return sv.answerControl(ctx, req.Control)
+		return sv.answerControl(ctx, req.Control, by)
 	}
 	if req.Usage {
 		return answerUsage(sv.RemoteUsage())
@@ -238,12 +240,12 @@ func (sv *Supervisor) answer(ctx context.Context, lab *Lab, req labRequest) labR
 // answerControl records a pause or cancel request as RequestControl would,
 // and refuses it as RequestControl would for a study that has ended (its
 // supervisor still serves the socket in the instant after the end).
-func (sv *Supervisor) answerControl(ctx context.Context, command string) labResponse {
+func (sv *Supervisor) answerControl(ctx context.Context, command, by string) labResponse {
 	cmd := Command(command)
 	if _, ok := stopStatus[cmd]; !ok {
 		return labResponse{Error: fmt.Sprintf("unknown control %q", command)}
 	}
-	if err := setControl(ctx, sv.c, sv.s, cmd); err != nil {
+	if err := setControl(ctx, sv.c, sv.s, cmd, by); err != nil {
 		var ended *EndedError
 		if errors.As(err, &ended) {
 			return labResponse{Error: err.Error(), Ended: ended.Status}
@@ -254,27 +256,46 @@ func (sv *Supervisor) answerControl(ctx context.Context, command string) labResp
 	return labResponse{OK: true, Result: json.RawMessage(`"requested"`)}
 }
 
-// checkPeer refuses a peer that does not run as our account.
-func checkPeer(conn *net.UnixConn) error {
+// checkPeer refuses a peer that does not run as our account; it returns
+// the peer's pid (as this process's pid namespace sees it).
+func checkPeer(conn *net.UnixConn) (int32, error) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
 	var cred *syscall.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
 	if cerr != nil {
-		return fmt.Errorf("peer credentials: %w", os.NewSyscallError("getsockopt", cerr))
+		return 0, fmt.Errorf("peer credentials: %w", os.NewSyscallError("getsockopt", cerr))
 	}
 	if cred.Uid != uint32(os.Getuid()) {
-		return fmt.Errorf("peer pid %d runs as uid %d, not %d: %w", cred.Pid, cred.Uid, os.Getuid(), ErrLabPeer)
+		return 0, fmt.Errorf("peer pid %d runs as uid %d, not %d: %w", cred.Pid, cred.Uid, os.Getuid(), ErrLabPeer)
 	}
-	return nil
+	return cred.Pid, nil
 }
+
+// requester is "agent" when the peer pid runs in a pid namespace nested
+// in ours — an agent's enclosure has its own (docs/security.md) — and ""
+// otherwise, or when that cannot be read.
+func requester(pid int32) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok && len(strings.Fields(rest)) > 1 {
+			return "agent"
+		}
+	}
+	return ""
+}
+
+
 
 // ErrLabPeer marks a lab socket peer that runs as another account.
 var ErrLabPeer = errors.New("lab socket peer is another account")

@@ -294,7 +294,7 @@ func checkJudgeTurns(t *testing.T, turns []provider.Turn, want int) {
 func TestSupportReviewSurvivesAStop(t *testing.T) {
 	c, s, agent := scienceStudy(t, "structured")
 	agent.onJudge = func(n int) bool {
-		if err := setControl(context.Background(), c, s, Pause); err != nil { // stopped between the request and its verdict
+		if err := setControl(context.Background(), c, s, Pause, ""); err != nil { // stopped between the request and its verdict
 			t.Error(err)
 		}
 		return n == 1

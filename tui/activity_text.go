@@ -141,6 +141,9 @@ var sentences = map[engine.EventType]sentence{
 		return fmt.Sprintf("turn %d's prompt carries operator guidance %s", p.Turn, strings.Join(p.IDs, ", "))
 	}),
 	engine.EvControlRequested: says(func(p engine.ControlRequestedPayload) string {
+		if p.By == "agent" {
+			return "the agent asked to " + string(p.Command)
+		}
 		return "the operator asked to " + string(p.Command)
 	}),
 	engine.EvHarnessError: says(func(p engine.HarnessErrorPayload) string {

@@ -78,6 +78,7 @@ func TestEventTextSentences(t *testing.T) {
 		{engine.EvSteeringDelivered, engine.SteeringDeliveredPayload{IDs: []string{"steer_a", "steer_b"}, Turn: 3},
 			"turn 3's prompt carries operator guidance steer_a, steer_b"},
 		{engine.EvControlRequested, engine.ControlRequestedPayload{Command: engine.Pause}, "the operator asked to pause"},
+		{engine.EvControlRequested, engine.ControlRequestedPayload{Command: engine.Cancel, By: "agent"}, "the agent asked to cancel"},
 		{engine.EvHarnessError, engine.HarnessErrorPayload{Error: "disk full", Where: "executor"}, "harness error in executor: disk full"},
 		{engine.EvHarnessError, engine.HarnessErrorPayload{Error: "disk full", Consecutive: 2}, "harness error: disk full"},
 		{engine.EvProviderReconnectScheduled, engine.ProviderReconnectScheduledPayload{Attempt: 2, DelaySeconds: 4}, "provider: reconnecting in 4 s (attempt 2)"},
