@@ -35,7 +35,9 @@ func cmdWatch(ctx context.Context, args []string, io stdio) int {
 	var wg sync.WaitGroup
 	wg.Go(func() { stopWhenIdle(wctx, c, v, &printed, stop) })
 	err = v.Follow(wctx, 0, func(ev engine.Event) error {
-		printEvent(io, ev, *jsonl)
+		if err := printEvent(io, ev, *jsonl); err != nil {
+			return fmt.Errorf("write the events: %w", err) // nobody reads them any more
+		}
 		printed.Store(ev.Seq)
 		return nil
 	})
@@ -66,12 +68,15 @@ func stopWhenIdle(ctx context.Context, c engine.Campaign, v *engine.View, printe
 	}
 }
 
-// printEvent prints one event on stdout: a JSON line, or time, type and payload.
-func printEvent(io stdio, ev engine.Event, jsonl bool) {
+// printEvent prints one event on stdout: a JSON line, or time, type and
+// payload. A write that fails (stdout closed: SIGPIPE is caught) ends the
+// watch.
+func printEvent(io stdio, ev engine.Event, jsonl bool) error {
 	if jsonl {
 		b, _ := json.Marshal(ev)
-		fmt.Fprintf(engine.TerminalSafeJSON(io.out), "%s\n", b)
-		return
+		_, err := fmt.Fprintf(engine.TerminalSafeJSON(io.out), "%s\n", b)
+		return err
 	}
-	fmt.Fprintln(io.out, engine.PrintableLine(fmt.Sprintf("%s %-28s %s", ev.Time, ev.Type, ev.Payload)))
+	_, err := fmt.Fprintln(io.out, engine.PrintableLine(fmt.Sprintf("%s %-28s %s", ev.Time, ev.Type, ev.Payload)))
+	return err
 }

@@ -67,7 +67,10 @@ func main() {
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) { // under nohup a hang-up stays ignored
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
 	go func() {
 		select {
 		case s := <-sigs:

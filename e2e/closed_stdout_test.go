@@ -21,16 +21,20 @@ func TestStudyOutlivesItsClosedStdout(t *testing.T) {
 		t.Skipf("bubblewrap is not available here:\n%s", r)
 	}
 	for _, tc := range []struct {
-		name   string
-		hangUp bool
-		want   string
+		name          string
+		hangUp, nohup bool
+		want          string
 	}{
-		{"closed stdout", false, "cancelled"},
-		{"hang-up", true, "paused"}, // to be resumed; SIGTERM and Ctrl-C cancel
+		{"closed stdout", false, false, "cancelled"},
+		{"hang-up", true, false, "paused"},               // to be resumed; SIGTERM and Ctrl-C cancel
+		{"hang-up under nohup", true, true, "cancelled"}, // ignored, as nohup asks: the agent cancels
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKillStudy(t)
 			cmd := exec.Command(bin, append(k.args(), "--jsonl")...)
+			if tc.nohup {
+				cmd = exec.Command("sh", append([]string{"-c", `trap "" HUP; exec "$0" "$@"`, bin}, append(k.args(), "--jsonl")...)...)
+			}
 			cmd.Env = env()
 			out, err := cmd.StdoutPipe()
 			must(t, err)
@@ -46,7 +50,8 @@ func TestStudyOutlivesItsClosedStdout(t *testing.T) {
 			})
 			if tc.hangUp {
 				must(t, cmd.Process.Signal(syscall.SIGHUP))
-			} else {
+			}
+			if !tc.hangUp || tc.nohup {
 				writeFile(t, filepath.Join(filepath.Dir(k.exe), "stop"), "") // the agent cancels its study
 			}
 			done := make(chan struct{})
@@ -118,4 +123,35 @@ func TestAgentCancelIsAttributed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWatchEndsWhenItsStdoutCloses: `watch --jsonl | head -c 1` on a
+// running study ends once a write fails, instead of waiting for the study.
+func TestWatchEndsWhenItsStdoutCloses(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	k := newKillStudy(t)
+	sup := startGroup(t, k.args())
+	waitFor(t, 30*time.Second, "the study", func() bool { _, err := tryStatus(t, k.dir); return err == nil })
+	w := exec.Command(bin, "watch", "--campaign", k.dir, "--jsonl")
+	w.Env = env()
+	out, err := w.StdoutPipe()
+	must(t, err)
+	must(t, w.Start())
+	if _, err := out.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("no first byte from watch: %v", err)
+	}
+	must(t, out.Close())
+	done := make(chan struct{})
+	go func() { _ = w.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = w.Process.Kill()
+		t.Fatal("watch still runs 20 s after its stdout closed")
+	}
+	writeFile(t, filepath.Join(filepath.Dir(k.exe), "stop"), "")
+	sup.wait(t, 30*time.Second)
 }

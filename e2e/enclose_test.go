@@ -129,8 +129,11 @@ func newAdversaryStudy(t *testing.T, name string) faultStudy {
 // names (a python3 wrapper in a folder it may write, so also its
 // reviewer's), the bwrap the supervisor launches experiments and
 // enclosures with ($SIMJECTURE_BWRAP, a copy in such a folder), and a file
-// of a host folder outside its home and /tmp. Every write and rename is
-// refused, each file keeps its bytes, while its home stays writable.
+// of a host folder outside its home and /tmp; and it tries to move aside
+// the campaign folder's parent and its own program's folder (both in /tmp),
+// to put copies of its own at the paths the supervisor opens by name.
+// Every write, rename and move is refused, each file keeps its bytes,
+// while its home stays writable.
 func TestWorkerCannotRewriteTheHost(t *testing.T) {
 	t.Parallel()
 	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
@@ -159,7 +162,8 @@ func TestWorkerCannotRewriteTheHost(t *testing.T) {
 	t.Cleanup(func() { _ = os.RemoveAll(system) })
 	sysFile := filepath.Join(system, "tool")
 	writeFile(t, sysFile, "#!/bin/sh\necho honest\n")
-	targets, _ := json.Marshal(map[string]string{"interp": interp, "bwrap": bwrap, "system": sysFile})
+	targets, _ := json.Marshal(map[string]any{"interp": interp, "bwrap": bwrap, "system": sysFile,
+		"dirs": []string{filepath.Dir(s.dir), filepath.Dir(s.exe)}})
 	writeFile(t, filepath.Join(filepath.Dir(s.exe), "targets.json"), string(targets))
 	before := map[string][]byte{}
 	for _, p := range []string{interp, bwrap, sysFile} {
@@ -174,7 +178,8 @@ func TestWorkerCannotRewriteTheHost(t *testing.T) {
 		t.Fatalf("the worker left no attempts.json (%v): %s", err, a)
 	}
 	t.Logf("attempts: %s", a)
-	for _, k := range []string{"interp_write", "interp_rename", "bwrap_write", "bwrap_rename", "system_write", "system_rename"} {
+	for _, k := range []string{"interp_write", "interp_rename", "bwrap_write", "bwrap_rename", "system_write", "system_rename",
+		"dir0_move", "dir1_move"} {
 		if got[k] == "written" || got[k] == "" {
 			t.Errorf("%s: got %q, want the write refused", k, got[k])
 		}

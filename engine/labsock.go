@@ -280,12 +280,14 @@ func checkPeer(conn *net.UnixConn) (int32, error) {
 }
 
 // requester is "agent" when the peer pid runs in a pid namespace nested
-// in ours — an agent's enclosure has its own (docs/security.md) — and ""
-// otherwise, or when that cannot be read.
+// in ours — an agent's enclosure has its own (docs/security.md) —,
+// "unknown" when that cannot be read (the process that connected is gone:
+// an operator's command waits for its answer, so it is not), and ""
+// otherwise.
 func requester(pid int32) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return ""
+		return "unknown"
 	}
 	for line := range strings.Lines(string(b)) {
 		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok && len(strings.Fields(rest)) > 1 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -126,6 +127,12 @@ func launcherPath(env, name string) (string, error) {
 	if p, ok := launcherPaths.Load(key); ok && isExecutable(p.(string)) {
 		return p.(string), nil // one stat instead of one per PATH entry at every launch
 	}
+	for _, d := range systemBin { // before PATH: a folder on it an agent may write cannot shadow them
+		if p := filepath.Join(d, name); isExecutable(p) {
+			launcherPaths.Store(key, p)
+			return p, nil
+		}
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrMissingExecutable, name, err)
@@ -133,6 +140,10 @@ func launcherPath(env, name string) (string, error) {
 	launcherPaths.Store(key, p)
 	return p, nil
 }
+
+// systemBin are the system's folders of programs, read-only to an enclosed
+// agent (docs/security.md), where launchers are looked for before PATH.
+var systemBin = []string{"/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin"}
 
 // launcherPaths holds what LookPath found, by name and PATH; an entry is
 // used only while it is still an executable file.

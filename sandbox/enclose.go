@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -49,6 +50,28 @@ import (
 // the agent from reaching the host's mount namespace through
 // /proc/PID/root of a process of the same account, and --cap-drop ALL keeps
 // a root agent from remounting the folder.
+
+// pathsToPin are the folders strictly between a folder of open and each
+// of paths (its parent folders below that folder), shallowest first,
+// without repeats.
+func pathsToPin(paths, open []string) []string {
+	var out []string
+	for _, p := range paths {
+		var chain []string
+		for d := filepath.Dir(filepath.Clean(p)); d != "/" && d != "."; d = filepath.Dir(d) {
+			if slices.ContainsFunc(open, func(h string) bool { return strings.HasPrefix(d, h+"/") }) {
+				chain = append(chain, d)
+			}
+		}
+		slices.Reverse(chain)
+		for _, d := range chain {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
 
 // hostWritable are the host's folders an enclosed agent may write: its
 // home, the temporary folders and the runtime folder, those that exist as
@@ -137,6 +160,13 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 		"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev"}
 	for _, h := range e.open {
 		out = append(out, "--bind", h, h)
+	}
+	// Every folder between a writable host folder and the campaign folder
+	// or a program is bound onto itself: a mount point cannot be renamed,
+	// so the agent cannot move one aside and put a copy of its own at the
+	// path the supervisor later opens by name.
+	for _, a := range pathsToPin(append([]string{readOnly}, e.programs...), e.open) {
+		out = append(out, "--bind", a, a)
 	}
 	out = append(out, "--ro-bind", readOnly, readOnly) // after the host's: a campaign in /tmp stays read-only
 	for _, w := range writable {

@@ -6,9 +6,11 @@ The test writes targets.json next to this script: "interp", the
 interpreter this script's "#!" line names (a wrapper of python3 in a
 folder the agent may write); "bwrap", the bwrap the supervisor was told to
 use ($SIMJECTURE_BWRAP, a copy in such a folder); "system", a file in a
-host folder outside the agent's home and /tmp. Worker turn 1 tries to
-write each in place and to replace it by a rename, writes a file in its
-home, and records what each step did (the errno, or "written") in
+host folder outside the agent's home and /tmp; "dirs", folders (the
+campaign folder's parent, this script's folder) to move aside, as to put a
+copy of its own in their place. Worker turn 1 tries to move each folder
+and to write each file in place and to replace it by a rename, writes a
+file in its home, and records what each step did (the errno, or "written") in
 attempts.json next to this script. Every later turn pauses the study; the
 reviewer is never asked.
 """
@@ -53,6 +55,11 @@ if os.environ.get("SIMJECTURE_TURN") != "1":
     sys.exit(0)
 targets = json.load(open(os.path.join(HERE, "targets.json")))
 out = {}
+for i, d in enumerate(targets.pop("dirs", [])):  # folders to move aside, as to put a copy in their place
+    def move(d=d):
+        os.rename(d, d + ".moved")
+        os.rename(d + ".moved", d)
+    out["dir%d_move" % i] = attempt(move)
 for name, path in targets.items():
     out[name + "_write"] = attempt(lambda: write(path))
     out[name + "_rename"] = attempt(lambda: rename_over(path))
