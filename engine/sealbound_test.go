@@ -31,7 +31,7 @@ func TestRunRefusesInputsOverTheWorkspace(t *testing.T) {
 		t.Fatalf("over the workspace: %v, want a one-line lab error", err)
 	}
 	t.Log(err)
-	for _, want := range []string{"inputs:", "input data/big.bin", "4.0 GiB (4294967297 bytes)", "workspace limit of 4.0 GiB (4294967296 bytes)"} {
+	for _, want := range []string{"inputs:", "input data/big.bin 4.0 GiB (4294967297 bytes)", "holds at most 4.0 GiB (4294967296 bytes)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error %q does not say %q", err, want)
 		}
@@ -71,7 +71,7 @@ func TestCheckInputSizes(t *testing.T) {
 			if (err == nil) != c.ok {
 				t.Fatalf("sizes %v: %v", c.sizes, err)
 			}
-			if err != nil && (!errors.Is(err, ErrLab) || !strings.Contains(err.Error(), "the largest, input a,")) {
+			if err != nil && (!errors.Is(err, ErrLab) || !strings.Contains(err.Error(), "the largest input a ")) {
 				t.Fatalf("sizes %v: %v", c.sizes, err)
 			}
 		})

@@ -103,8 +103,8 @@ func checkInputSizes(open []openInput, limit int64) error {
 	if total <= limit {
 		return nil
 	}
-	return fmt.Errorf("inputs: the source and inputs together are %s, more than the experiment's workspace limit of %s they are copied into (the largest, %s %s, is %s): %w",
-		sizeText(total), sizeText(limit), big.what, big.rel, sizeText(big.size), ErrLab)
+	return fmt.Errorf("inputs: the source and inputs are copied into the experiment's workspace, which holds at most %s; together they are %s, the largest %s %s %s: %w",
+		sizeText(limit), sizeText(total), big.what, big.rel, sizeText(big.size), ErrLab)
 }
 
 // sizeText is n bytes in MiB (GiB from 1 GiB on) and exactly.
