@@ -34,16 +34,17 @@ func newShmWatch() shmWatch {
 	return w
 }
 
-// used is the bytes the experiment's /dev/shm holds (0 until it is found).
-func (s *shmWatch) used(pids []int, launcher int) int64 {
+// used is the bytes the experiment's /dev/shm holds and its size (0, 0
+// until it is found).
+func (s *shmWatch) used(pids []int, launcher int) (int64, int64) {
 	if s.fd < 0 {
 		s.find(pids, launcher)
 	}
 	var st unix.Statfs_t
 	if s.fd < 0 || unix.Fstatfs(s.fd, &st) != nil {
-		return 0
+		return 0, 0
 	}
-	return int64(st.Blocks-st.Bfree) * st.Bsize
+	return int64(st.Blocks-st.Bfree) * st.Bsize, int64(st.Blocks) * st.Bsize
 }
 
 // find opens the /dev/shm of the first process of pids other than the
@@ -67,6 +68,22 @@ func (s *shmWatch) find(pids []int, launcher int) {
 	}
 }
 
+// shmFilled records a memory breach when the experiment's /dev/shm is
+// full once it has ended: the tmpfs is capped at the memory limit, so the
+// run held at least that much, though it may have ended (of ENOSPC) before
+// a sample saw it. The open handle keeps the tmpfs after the namespace is
+// gone; its pages are freed when close releases it.
+func (w *watchdog) shmFilled() {
+	if !w.cfg.Shm {
+		return
+	}
+	used, size := w.shm.used(nil, w.target)
+	if size > 0 && used >= size {
+		w.setLimit(LimitMemory)
+		w.rep.PeakRSS = max(w.rep.PeakRSS, used)
+	}
+}
+
 func (s *shmWatch) close() {
 	if s.fd >= 0 {
 		_ = unix.Close(s.fd)
@@ -81,7 +98,7 @@ func (w *watchdog) shmMemory(pids []int) int64 {
 	if !w.cfg.Shm {
 		return 0
 	}
-	used := w.shm.used(pids, w.target)
+	used, _ := w.shm.used(pids, w.target)
 	if used == 0 {
 		return 0
 	}

@@ -27,6 +27,13 @@ except OSError as e:
     print('write', errno.errorcode[e.errno], flush=True)
 time.sleep(30)
 `
+	// shmFillAndFail is the audit's experiment: it writes 1.5 GiB to
+	// /dev/shm and ends at once of the ENOSPC, maybe before a sample sees
+	// the tmpfs full.
+	shmFillAndFail = `f = open('/dev/shm/x', 'wb')
+for i in range(1536):
+    f.write(b'\1' * (1 << 20))
+`
 	// shmHeld writes 150 MiB to a /dev/shm file (1 MiB at a time: a
 	// buffer of it all would be memory too), maps and reads it when told
 	// to, and holds it half a second.
@@ -46,7 +53,8 @@ print('held', flush=True)
 
 // TestShmUnderBubblewrap: the experiment's /dev/shm is a tmpfs of its own
 // capped at the memory limit: asking for more fails with ENOSPC, filling it
-// is a memory breach (no longer succeeded with a tiny peak), and what it
+// is a memory breach (no longer succeeded with a tiny peak), also when the
+// experiment ends of the ENOSPC before a sample sees it full, and what it
 // holds counts once whether or not it is mapped.
 func TestShmUnderBubblewrap(t *testing.T) {
 	requireRoot(t)
@@ -60,6 +68,7 @@ func TestShmUnderBubblewrap(t *testing.T) {
 	}{
 		{"past the cap", []string{"python3", "-c", shmPastTheCap}, 64 << 20, LimitMemory,
 			[]string{"cap 67108864", "fallocate ENOSPC"}, 64 << 20},
+		{"filled, ended of ENOSPC", []string{"python3", "-c", shmFillAndFail}, 256 << 20, LimitMemory, nil, 256 << 20},
 		{"written, not mapped", []string{"python3", "-c", shmHeld, "write"}, 256 << 20, "", []string{"held"}, 150 << 20},
 		{"mapped, counted once", []string{"python3", "-c", shmHeld, "map"}, 256 << 20, "", []string{"held"}, 150 << 20},
 	}

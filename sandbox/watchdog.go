@@ -104,6 +104,7 @@ func (w *watchdog) supervise() helperReport {
 	w.srv.reap() // orphans already ended count; one still ending is not waited for (see reap)
 	w.rep.PeakRSS = max(w.rep.PeakRSS, w.srv.orphanPeak(w))
 	w.files.close()
+	w.shmFilled()
 	w.shm.close()
 	w.classify()
 	return w.rep
