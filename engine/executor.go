@@ -288,7 +288,7 @@ func (e *executor) spec(r Receipt) (sandbox.Spec, error) {
 		CPUs:           r.Resources.CPUs,
 		MemoryBytes:    r.Resources.MemoryMB << 20,
 		MaxFileBytes:   r.Resources.MaxFileMB << 20,
-		WorkspaceBytes: 4 << 30,
+		WorkspaceBytes: ExperimentWorkspaceBytes,
 	}
 	if r.Capability != "" {
 		return spec, capabilitySpec(e.k, r, &spec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -243,46 +244,73 @@ func describeSizes(sizes []machineSize) string {
 }
 
 // sealAll resolves the source and inputs under research/, refusing paths
-// outside it, and copies them into the sealed store.
+// outside it, and copies them into the sealed store. All are opened and
+// measured first (checkInputSizes): nothing is copied for a run refused.
 func (l *Lab) sealAll(source string, inputs, outputs []string) (map[string]string, error) {
-	out := map[string]string{}
 	all := inputs
 	if source != "" {
 		all = append([]string{source}, inputs...)
 	}
+	open := make([]openInput, 0, len(all))
+	defer func() {
+		for _, o := range open {
+			_ = o.f.Close()
+		}
+	}()
 	for i, p := range all {
 		what := "input"
 		if i == 0 && source != "" {
 			what = "source"
 		}
-		sum, exec, rel, err := l.sealOne(what, p, outputs)
+		o, err := l.openInput(what, p, outputs)
 		if err != nil {
 			return nil, err
 		}
-		if what == "source" && !exec && !strings.HasSuffix(rel, ".py") && !strings.HasSuffix(rel, ".sh") {
-			return nil, fmt.Errorf("source %s is neither .py, .sh nor executable: %w", rel, ErrLab)
+		open = append(open, o)
+		if what == "source" && !o.exec && !strings.HasSuffix(o.rel, ".py") && !strings.HasSuffix(o.rel, ".sh") {
+			return nil, fmt.Errorf("source %s is neither .py, .sh nor executable: %w", o.rel, ErrLab)
 		}
-		out[rel] = sum
+	}
+	if err := checkInputSizes(open, ExperimentWorkspaceBytes); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, o := range open {
+		sum, err := sealFile(l.C.Sealed(), o.f)
+		if err != nil {
+			return nil, err
+		}
+		out[o.rel] = sum
 	}
 	return out, nil
 }
 
-// sealOne opens p under research/ without following symlinks and seals
-// it from that handle.
-func (l *Lab) sealOne(what, p string, outputs []string) (sum string, exec bool, rel string, err error) {
+// openInput is a source or input opened under research/ and checked, not
+// yet sealed.
+type openInput struct {
+	what, rel string
+	f         *os.File
+	size      int64
+	exec      bool
+}
+
+// openInput opens p under research/ without following symlinks; it is
+// sealed from that handle.
+func (l *Lab) openInput(what, p string, outputs []string) (openInput, error) {
 	f, rel, err := openUnder(l.C.Research(), what, p)
 	if err != nil {
-		return "", false, "", err
+		return openInput{}, err
 	}
-	defer f.Close()
 	rel = filepath.ToSlash(rel)
-	for _, o := range outputs {
-		if o == rel {
-			return "", false, "", fmt.Errorf("output %s is also a sealed %s: %w", o, what, ErrLab)
-		}
+	st, err := f.Stat()
+	if err == nil && slices.Contains(outputs, rel) {
+		err = fmt.Errorf("output %s is also a sealed %s: %w", rel, what, ErrLab)
 	}
-	sum, exec, err = sealFile(l.C.Sealed(), f)
-	return sum, exec, rel, err
+	if err != nil {
+		_ = f.Close()
+		return openInput{}, err
+	}
+	return openInput{what: what, rel: rel, f: f, size: st.Size(), exec: st.Mode()&0o111 != 0}, nil
 }
 
 // requireOpenStudy refuses, with an [endedStudyError], work on a study

@@ -1,16 +1,15 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/simjecture/simjecture/sandbox"
 )
 
 // Sources and inputs are opened, checked and sealed from one handle: each
@@ -83,40 +82,76 @@ func resolveUnder(root, what, rel string) (string, string, error) {
 	return filepath.Join(root, c), c, nil
 }
 
+// ExperimentWorkspaceBytes is the workspace limit of every experiment: its
+// work folder (sealed source and inputs, outputs, scratch) may hold at most
+// this much (docs/security.md, Limits).
+const ExperimentWorkspaceBytes = sandbox.DefaultWorkspaceBytes
+
+// checkInputSizes refuses a run whose source and inputs, by their apparent
+// sizes (a sparse file's holes count: the experiment sees them as bytes),
+// add up to more than limit: they are copied into the experiment's
+// workspace. The error names the largest of them and the sizes.
+func checkInputSizes(open []openInput, limit int64) error {
+	var total int64
+	var big openInput
+	for _, o := range open {
+		total += o.size
+		if o.size > big.size {
+			big = o
+		}
+	}
+	if total <= limit {
+		return nil
+	}
+	return fmt.Errorf("inputs: the source and inputs are copied into the experiment's workspace, which holds at most %s; together they are %s, the largest %s %s %s: %w",
+		sizeText(limit), sizeText(total), big.what, big.rel, sizeText(big.size), ErrLab)
+}
+
+// sizeText is n bytes in MiB (GiB from 1 GiB on) and exactly.
+func sizeText(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB (%d bytes)", float64(n)/(1<<30), n)
+	}
+	return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
+}
+
 // sealFile copies the open file src into the content-addressed folder and
-// returns its sha256 and whether it is executable. Copy, hash and mode all
-// come from the handle that was checked, never from the name, and the hash
-// is taken of the copy, so a later change of the original cannot slip in.
-func sealFile(sealedDir string, src *os.File) (string, bool, error) {
+// returns its sha256. Copy and hash come from the handle that was checked,
+// never from the name, the hash is taken of the copy, so a later change of
+// the original cannot slip in, and the copy stops at the size that was
+// checked (a file that grew meanwhile is refused) and keeps a sparse
+// file's holes (sandbox.SealCopy).
+func sealFile(sealedDir string, src *os.File) (string, error) {
 	st, err := src.Stat()
 	if err != nil {
-		return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
+		return "", fmt.Errorf("seal %s: %w", src.Name(), err)
 	}
 	if err := os.MkdirAll(sealedDir, 0o755); err != nil {
-		return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
+		return "", fmt.Errorf("seal %s: %w", src.Name(), err)
 	}
 	tmp, err := os.CreateTemp(sealedDir, ".seal-*")
 	if err != nil {
-		return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
+		return "", fmt.Errorf("seal %s: %w", src.Name(), err)
 	}
 	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h), src)
+	sum, _, err := sandbox.SealCopy(src, st, tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
+	if errors.Is(err, sandbox.ErrSealGrew) {
+		return "", fmt.Errorf("%w: %w", err, ErrLab)
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
+	if err != nil {
+		return "", fmt.Errorf("seal %s: %w", src.Name(), err)
+	}
 	dst := filepath.Join(sealedDir, sum)
 	if st, err := os.Lstat(dst); err != nil || !st.Mode().IsRegular() { // a planted symlink is replaced
 		if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-			return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
+			return "", fmt.Errorf("seal %s: %w", src.Name(), err)
 		}
 		if err := os.Rename(tmp.Name(), dst); err != nil {
-			return "", false, fmt.Errorf("seal %s: %w", src.Name(), err)
+			return "", fmt.Errorf("seal %s: %w", src.Name(), err)
 		}
 	}
-	return sum, st.Mode()&0o111 != 0, nil
+	return sum, nil
 }

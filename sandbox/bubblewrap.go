@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -37,7 +39,7 @@ func launchBubblewrap(s Spec, lay layout, cfg *helperConfig) error {
 		return err
 	}
 	cfg.ASLimit = uint64(s.MemoryBytes + bubblewrapASHeadroom)
-	cfg.BwrapGate = true
+	cfg.BwrapGate, cfg.Shm = true, true
 	v, err := etcCopies.acquire(filepath.Dir(lay.run))
 	if err == nil {
 		cfg.release = func() { etcCopies.release(v) }
@@ -69,7 +71,9 @@ func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 			a = append(a, "--ro-bind", e.src, e.dst)
 		}
 	}
-	a = append(a, "--dev", "/dev", "--proc", "/proc",
+	a = append(a, "--dev", "/dev")
+	a = append(a, shmArgs(s)...)
+	a = append(a, "--proc", "/proc",
 		"--bind", lay.tmp, VirtualTmp, "--bind", lay.work, VirtualWork)
 	for _, m := range s.ReadOnly {
 		a = append(a, "--ro-bind", m.Host, m.Virtual)
@@ -80,4 +84,13 @@ func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 		a = append(a, "--setenv", k, v)
 	}
 	return append(append(a, "--"), s.Command...)
+}
+
+// shmArgs mounts the experiment's /dev/shm: a tmpfs of its own, capped at
+// the run's memory limit (its pages are memory; shm.go counts them), or,
+// with no memory limit, at the workspace limit; never unbounded (a tmpfs
+// of size 0 would be).
+func shmArgs(s Spec) []string {
+	size := cmp.Or(s.MemoryBytes, s.WorkspaceBytes, DefaultMemoryBytes)
+	return []string{"--perms", "1777", "--size", strconv.FormatInt(size, 10), "--tmpfs", "/dev/shm"}
 }

@@ -142,42 +142,6 @@ const (
 // and the reads of a second pass). The copy holds exactly the hashed bytes.
 const smallMax = 64 << 10
 
-// copyThenHash copies the open file in to out with copy_file_range (io.Copy
-// between two *os.File) and hashes the copy — what the experiment will see.
-func copyThenHash(in *os.File, info os.FileInfo, out *os.File) (string, int64, error) {
-	if info.Size() >= overlapMin {
-		return copyOverlapped(in, out)
-	}
-	if info.Size() <= smallMax {
-		return copySmall(in, out)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		return "", 0, fmt.Errorf("seal: %w", err)
-	}
-	return hashFromStart(out)
-}
-
-// copySmall reads a small file whole, writes it to out and hashes the bytes
-// written. A file that grew past smallMax since its fstat is copied on with
-// copy_file_range and the copy hashed from the start.
-func copySmall(in, out *os.File) (string, int64, error) {
-	data, err := io.ReadAll(io.LimitReader(in, smallMax+1))
-	if err != nil {
-		return "", 0, fmt.Errorf("seal: %w", err)
-	}
-	if _, err := out.Write(data); err != nil {
-		return "", 0, fmt.Errorf("seal: %w", err)
-	}
-	if len(data) > smallMax {
-		if _, err := io.Copy(out, in); err != nil {
-			return "", 0, fmt.Errorf("seal: %w", err)
-		}
-		return hashFromStart(out)
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), int64(len(data)), nil
-}
-
 // hashFromStart hashes out, a regular file, from its first byte to its
 // size.
 func hashFromStart(out *os.File) (string, int64, error) {
@@ -192,9 +156,9 @@ func hashFromStart(out *os.File) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), info.Size(), nil
 }
 
-// copyOverlapped copies in to out in chunks on one goroutine and hashes out
-// behind it on this one.
-func copyOverlapped(in, out *os.File) (string, int64, error) {
+// copyOverlapped copies at most limit bytes of in to out in chunks on one
+// goroutine and hashes out behind it on this one.
+func copyOverlapped(in, out *os.File, limit int64) (string, int64, error) {
 	progress := make(chan int64, 64)
 	var copyErr error
 	var wg sync.WaitGroup
@@ -202,7 +166,7 @@ func copyOverlapped(in, out *os.File) (string, int64, error) {
 		defer close(progress)
 		var done int64
 		for {
-			n, err := io.Copy(out, io.LimitReader(in, overlapChunk))
+			n, err := io.Copy(out, io.LimitReader(in, min(overlapChunk, limit-done)))
 			done += n
 			if err != nil {
 				copyErr = err

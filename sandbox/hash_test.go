@@ -43,35 +43,6 @@ func TestCopyAndHash(t *testing.T) {
 	}
 }
 
-// TestCopySmallGrown checks copySmall on a file larger than its fstat said
-// (it grew): the rest is copied and the whole copy hashed.
-func TestCopySmallGrown(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	data := make([]byte, smallMax+4321)
-	for i := range data {
-		data[i] = byte(i * 13)
-	}
-	if err := os.WriteFile(src, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, _, _ := HashFile(src)
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(filepath.Join(dir, "dst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	got, n, err := copySmall(in, out)
-	if err != nil || got != want || n != int64(len(data)) {
-		t.Fatalf("got %s %d %v, want %s %d", got, n, err, want, len(data))
-	}
-}
-
 // A mapped file that is shorter than the range hashed (it shrank) gives an
 // error, not a crash of the process.
 func TestHashMappedFaultIsAnError(t *testing.T) {

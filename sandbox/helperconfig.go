@@ -31,6 +31,7 @@ type helperConfig struct {
 	ExitSignals bool          `json:"exit_signals,omitempty"` // the launcher reports a child's signal n as exit 128+n
 	ProotStatus bool          `json:"proot_status,omitempty"` // PRoot: exit 255 plus "terminated with signal N" on stderr
 	BwrapGate   bool          `json:"bwrap_gate,omitempty"`   // bwrap holds its child on --block-fd until the limits are set
+	Shm         bool          `json:"shm,omitempty"`          // the experiment has a /dev/shm of its own, counted as memory (shm.go)
 	Watch       []string      `json:"watch,omitempty"`
 	Harness     []harnessFile `json:"harness,omitempty"` // the sealed copies in Watch: not the experiment's
 	Stdout      string        `json:"stdout"`

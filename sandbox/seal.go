@@ -19,11 +19,22 @@ type sealedCopy struct {
 }
 
 // sealAll copies every sealed file into work, checks each copy against the
-// recorded hash and removes its write bits.
+// recorded hash and removes its write bits. Every file is opened and
+// checked first: sealed files that together are larger than the workspace
+// limit (they are copied into it) are refused before anything is copied.
 func sealAll(s Spec, work string) ([]sealedCopy, error) {
-	out := make([]sealedCopy, 0, len(s.Sealed))
-	for _, f := range s.Sealed {
-		c, err := sealOne(f, work)
+	open, err := openSealed(s)
+	defer func() {
+		for _, o := range open {
+			_ = o.in.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sealedCopy, 0, len(open))
+	for _, o := range open {
+		c, err := sealOne(o, work)
 		if err != nil {
 			return nil, err
 		}
@@ -32,35 +43,59 @@ func sealAll(s Spec, work string) ([]sealedCopy, error) {
 	return out, nil
 }
 
-// sealOne copies one sealed file from a handle opened without following a
-// symlink and checked with fstat: the type, mode and bytes all come from the
-// file that was checked, never from its name again.
-func sealOne(f SealedFile, work string) (sealedCopy, error) {
-	in, info, err := openRegular(f.HostPath)
-	if errors.Is(err, errNotRegular) {
-		return sealedCopy{}, fmt.Errorf("%w: seal %s: not a regular file", ErrInvalidSpec, f.Rel)
+// openedSeal is a sealed file opened and checked, not yet copied.
+type openedSeal struct {
+	f    SealedFile
+	in   *os.File
+	info fs.FileInfo
+}
+
+// openSealed opens every sealed file of s without following a symlink and
+// refuses them when their sizes (apparent: a hole counts) add up to more
+// than s.WorkspaceBytes, naming the file that went past it.
+func openSealed(s Spec) ([]openedSeal, error) {
+	out := make([]openedSeal, 0, len(s.Sealed))
+	var total int64
+	for _, f := range s.Sealed {
+		in, info, err := openRegular(f.HostPath)
+		if errors.Is(err, errNotRegular) {
+			return out, fmt.Errorf("%w: seal %s: not a regular file", ErrInvalidSpec, f.Rel)
+		}
+		if err != nil {
+			return out, fmt.Errorf("seal %s: %w", f.Rel, err)
+		}
+		out = append(out, openedSeal{f: f, in: in, info: info})
+		total += info.Size()
+		if total > s.WorkspaceBytes {
+			return out, fmt.Errorf("%w: seal %s: it is %d bytes, and the sealed files up to it are %d bytes, more than the workspace limit of %d bytes they are copied into",
+				ErrInvalidSpec, f.Rel, info.Size(), total, s.WorkspaceBytes)
+		}
 	}
-	if err != nil {
-		return sealedCopy{}, fmt.Errorf("seal %s: %w", f.Rel, err)
-	}
-	defer in.Close()
+	return out, nil
+}
+
+// sealOne copies one sealed file from its handle, opened without following
+// a symlink and checked with fstat: the type, mode and bytes all come from
+// the file that was checked, never from its name again, and the copy stops
+// at the size that was checked.
+func sealOne(o openedSeal, work string) (sealedCopy, error) {
 	perm := fs.FileMode(0o444)
-	if info.Mode()&0o111 != 0 {
+	if o.info.Mode()&0o111 != 0 {
 		perm = 0o555
 	}
-	dst := filepath.Join(work, filepath.FromSlash(f.Rel))
-	sum, _, err := copyFileAndHash(in, info, dst, perm)
+	dst := filepath.Join(work, filepath.FromSlash(o.f.Rel))
+	sum, _, err := copyFileAndHash(o.in, o.info, dst, perm)
 	if err != nil {
 		return sealedCopy{}, err
 	}
-	if !strings.EqualFold(sum, f.SHA256) {
-		return sealedCopy{}, fmt.Errorf("%w: %s: recorded %s, found %s", ErrSealChanged, f.Rel, f.SHA256, sum)
+	if !strings.EqualFold(sum, o.f.SHA256) {
+		return sealedCopy{}, fmt.Errorf("%w: %s: recorded %s, found %s", ErrSealChanged, o.f.Rel, o.f.SHA256, sum)
 	}
 	hf, err := harnessFileOf(dst)
 	if err != nil {
-		return sealedCopy{}, fmt.Errorf("seal %s: %w", f.Rel, err)
+		return sealedCopy{}, fmt.Errorf("seal %s: %w", o.f.Rel, err)
 	}
-	return sealedCopy{rel: f.Rel, path: dst, sha: sum, perm: perm, file: hf}, nil
+	return sealedCopy{rel: o.f.Rel, path: dst, sha: sum, perm: perm, file: hf}, nil
 }
 
 var errNotRegular = errors.New("not a regular file")

@@ -54,10 +54,11 @@ type watchdog struct {
 	usage     func(Usage)
 	lastUsage time.Time
 	lastProcs int // the processes of the last sample
+	shm       shmWatch
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
-	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(), pidfd: -1,
+	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(), pidfd: -1, shm: newShmWatch(),
 		exit: make(chan waitResult, 1), cancel: make(chan struct{}, 2), wake: make(chan struct{}, 1)}
 }
 
@@ -103,6 +104,8 @@ func (w *watchdog) supervise() helperReport {
 	w.srv.reap() // orphans already ended count; one still ending is not waited for (see reap)
 	w.rep.PeakRSS = max(w.rep.PeakRSS, w.srv.orphanPeak(w))
 	w.files.close()
+	w.shmFilled()
+	w.shm.close()
 	w.classify()
 	return w.rep
 }
@@ -252,7 +255,7 @@ func (w *watchdog) sample(slow bool) {
 		}
 		w.files.keep(live)
 	}
-	rss := w.memory(&tally, queue)
+	rss := w.memory(&tally, queue) + w.shmMemory(queue)
 	w.lastRSS, w.lastProcs = rss, len(queue)
 	w.rep.Samples++
 	if w.rep.Samples > 1 { // the first is taken at the launch: the experiment has not run yet

@@ -62,24 +62,26 @@ func (c wsCase) check(t *testing.T, bc backendCase) Result {
 // TestSealedInputsAreTheHarnesss: the sealed copies of the inputs count
 // neither as a big file nor toward the workspace, under every backend, for
 // the watchdog (the run over the workspace lasts a few slow samples) and for
-// the last measure. An input larger than max_file_mb, or than the whole
-// workspace, is read and its run succeeds; a hard link to it adds nothing; a copy of it is the
+// the last measure. An input larger than max_file_mb, or of most of the
+// workspace beside files of the experiment's own that fit only without it,
+// is read and its run succeeds (inputs over the whole workspace are refused
+// before sealing: TestSealAllRefusesOverTheWorkspace); a hard link to it adds nothing; a copy of it is the
 // experiment's and counts, so two copies (12 MiB) of a 6 MiB input breach
 // the 10 MiB workspace, and a big file the experiment writes itself is
 // file_size still.
 func TestSealedInputsAreTheHarnesss(t *testing.T) {
 	requireRoot(t)
-	big := strings.Repeat("x", 6<<20) // 6 MiB: over max_file (1 MiB), and over half the workspace (10 MiB)
-	huge := strings.Repeat("y", 12<<20)
+	big := strings.Repeat("x", 6<<20)  // 6 MiB: over max_file (1 MiB), and over half the workspace (10 MiB)
+	huge := strings.Repeat("y", 9<<20) // with 4.5 MB of its own: over the workspace if the input counted
 	sum := sha256.Sum256([]byte(big))
 	hash := "sha256sum big.bin | cut -d' ' -f1 > sum.txt"
 	hashed := map[string]string{"sum.txt": hex.EncodeToString(sum[:]) + "\n"}
 	cases := []wsCase{
 		{name: "input over max_file_mb", files: map[string]string{"big.bin": big},
 			command: []string{"sh", "-c", hash}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"}, content: hashed},
-		{name: "input over the workspace", files: map[string]string{"big.bin": huge},
-			command: []string{"sh", "-c", "wc -c < big.bin > sum.txt; sleep 1.5"}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"},
-			content: map[string]string{"sum.txt": "12582912\n"}},
+		{name: "input of most of the workspace, and files of its own", files: map[string]string{"big.bin": huge},
+			command: []string{"sh", "-c", "for i in 1 2 3 4 5; do head -c 900000 /dev/zero > f$i; done; wc -c < big.bin > sum.txt; sleep 1.5"},
+			outputs: []string{"sum.txt"}, want: []string{"sum.txt"}, content: map[string]string{"sum.txt": "9437184\n"}},
 		{name: "hard links to the input", files: map[string]string{"big.bin": big},
 			command: []string{"sh", "-c", "ln big.bin l1 && ln big.bin l2 && " + hash}, outputs: []string{"sum.txt"}, want: []string{"sum.txt"}, content: hashed},
 		{name: "copies of the input", files: map[string]string{"big.bin": big}, maxFile: 8 << 20,
