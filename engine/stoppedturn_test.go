@@ -144,3 +144,53 @@ func TestMoveAsideTakesTheRetrySiblings(t *testing.T) {
 		t.Errorf("the next attempt's retry folder: %v", err)
 	}
 }
+
+// TestTurnStoppedBySignalHashesItsLogs: a supervisor stopped by a signal
+// (its context cancelled, as SIGTERM does) in the middle of a worker turn
+// records the turn's end with its folder's hashes too.
+func TestTurnStoppedBySignalHashesItsLogs(t *testing.T) {
+	c, s := newTestStudy(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopper := &signalAgent{cancel: cancel}
+	sv, err := Open(context.Background(), c, stopper, Options{Run: fakeRun, Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	if final, err := sv.Run(ctx); err != nil || final != StatusCancelled {
+		t.Fatalf("final %s %v, want cancelled", final, err)
+	}
+	var ended []TurnEndedPayload
+	_ = s.Read(context.Background(), func(tx *store.Tx) error {
+		evs, err := tx.EventsAfter(0, 100000)
+		for _, ev := range evs {
+			var p TurnEndedPayload
+			if ev.Type == string(EvTurnEnded) && json.Unmarshal(ev.Payload, &p) == nil {
+				ended = append(ended, p)
+			}
+		}
+		return err
+	})
+	if len(ended) != 1 || len(ended[0].Logs) != 1 {
+		t.Fatalf("turn ends recorded: %+v; want one, with its log", ended)
+	}
+	if f := verifyFindings(t, c, s); len(f) != 0 {
+		t.Fatalf("verify: %v", f)
+	}
+}
+
+// signalAgent writes its turn's stdout.log, then ends the supervisor's
+// context (as a SIGTERM would) and waits for the turn to be stopped.
+type signalAgent struct{ cancel context.CancelFunc }
+
+func (a *signalAgent) Name() string { return "signal" }
+
+func (a *signalAgent) RunTurn(ctx context.Context, t provider.Turn) (provider.Outcome, error) {
+	if err := os.WriteFile(filepath.Join(t.LogDir, "stdout.log"), []byte("working\n"), 0o644); err != nil {
+		return provider.Outcome{}, err
+	}
+	a.cancel()
+	<-ctx.Done()
+	return provider.Outcome{}, nil
+}

@@ -63,12 +63,9 @@ func (sv *Supervisor) turnLogs(dir string, out provider.Outcome) TurnLogs {
 // the study's pause, cancel or deadline stopped, with its folder's hashes,
 // so that its logs are checked by verify like those of a turn that ended on
 // its own (for a review, Turn is the attempt). A review attempt's folder is
-// first moved aside, where it stays. A supervisor that is itself being
-// stopped (ctx done) records nothing more.
+// first moved aside, where it stays. A supervisor stopped by a signal
+// (ctx done) records it too: the store write does not take ctx's end.
 func (sv *Supervisor) endStoppedTurn(ctx context.Context, t provider.Turn, review string, out provider.Outcome, stop Status) {
-	if ctx.Err() != nil {
-		return
-	}
 	dir := t.LogDir
 	if review != "" { // its next attempt has the same folder name: keep this one aside now
 		aside, err := moveAside(dir)
