@@ -297,7 +297,5 @@ func requester(pid int32) string {
 	return ""
 }
 
-
-
 // ErrLabPeer marks a lab socket peer that runs as another account.
 var ErrLabPeer = errors.New("lab socket peer is another account")
