@@ -80,6 +80,11 @@ type AgentBackend struct {
 	ToolFree    bool
 	ToolFreeHow string
 	Judge       func(t provider.Turn) provider.Turn
+	// Settings are the files and folders the backend's agent reads as its
+	// settings besides the study's own (the reviewer's among them), which
+	// an enclosed worker could otherwise rewrite in its home or /tmp
+	// (engine/settings.go); nil for none.
+	Settings func(k Contract) []string
 }
 
 // Need is how the backend takes f.
@@ -89,15 +94,15 @@ var agentBackends = []AgentBackend{
 	{Name: codex.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional},
 		Check: checkCodex, New: newCodex, Program: "codex",
 		ToolFree: true, ToolFreeHow: "codex exec --sandbox read-only --ephemeral with no MCP server; any tool item in its JSON stream voids the verdict",
-		Judge: judgeTurn},
+		Judge: judgeTurn, Settings: codexSettings},
 	{Name: claude.Backend, Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Optional, FieldProviderConfig: Optional},
 		Check: checkClaude, New: newClaude, Program: "claude",
 		ToolFree: true, ToolFreeHow: "claude -p with no MCP server and every built-in tool disallowed; any tool_use in its stream voids the verdict",
-		Judge: judgeTurn},
+		Judge: judgeTurn, Settings: providerConfigSetting},
 	{Name: api.Backend, Needs: map[Field]Need{FieldModel: Required, FieldProviderConfig: Required},
 		Check: checkAPI, New: newAPI,
 		ToolFree: true, ToolFreeHow: "no tool definitions are sent; a tool call the model asks for voids the verdict",
-		Judge: judgeTurn},
+		Judge: judgeTurn, Settings: providerConfigSetting},
 	{Name: "command", Needs: map[Field]Need{FieldModel: Optional, FieldExecutable: Required},
 		Check: checkCommand, New: newCommand,
 		ToolFree: true, ToolFreeHow: "SIMJECTURE_ROLE=judge in a fresh folder, without SIMJECTURE_STUDY; the lab socket refuses every call while it runs",

@@ -71,6 +71,13 @@ func TestEveryAgentBackendIsWired(t *testing.T) {
 			if agent.Name() != b.Name {
 				t.Errorf("the %s row builds a %s agent", b.Name, agent.Name())
 			}
+			if b.Settings != nil {
+				for _, p := range b.Settings(k) {
+					if !filepath.IsAbs(p) {
+						t.Errorf("row %s: setting %q is not an absolute path", b.Name, p)
+					}
+				}
+			}
 		})
 	}
 }

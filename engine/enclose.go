@@ -56,7 +56,9 @@ func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 		t.Wrap = func(_ string, argv []string) []string { return enc.Guard(argv) }
 		return t
 	}
-	enc = enc.WithPrograms(sv.progs.paths()...) // the programs the study runs later stay as they are
+	// The programs the study runs later, and the settings it reads
+	// outside, stay as they are.
+	enc = enc.WithPrograms(sv.progs.paths()...).WithSettings(sv.settings.paths()...)
 	var others []string
 	if t.Role == provider.RoleWorker {
 		others = append(others, sv.c.Research())

@@ -258,6 +258,12 @@ func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn, idle time.Du
 		sv.log.Error("a program of the study changed", "err", err)
 		return provider.Outcome{}, sv.needsAttention(ctx, "program changed", err.Error()), nil
 	}
+	if sv.enclosed {
+		if err := sv.settings.check(); err != nil {
+			sv.log.Error("a setting of the study changed", "err", err)
+			return provider.Outcome{}, sv.needsAttention(ctx, "setting changed", err.Error()), nil
+		}
+	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {

@@ -31,18 +31,19 @@ type Options struct {
 
 // Supervisor owns one running study.
 type Supervisor struct {
-	c     Campaign
-	s     *store.Store
-	k     Contract
-	agent provider.Agent
-	lock  *Lock
-	opt   Options
-	exec  *executor
-	sizes []machineSize // the machines of the pool, for lab run's resources (slotSizes)
-	progs programPins   // the programs the study runs, checked before every launch (programs.go)
-	Bus   *Bus
-	log   *slog.Logger // DIR/supervisor/supervisor.log
-	hz    harness      // consecutive harness errors, in memory
+	c        Campaign
+	s        *store.Store
+	k        Contract
+	agent    provider.Agent
+	lock     *Lock
+	opt      Options
+	exec     *executor
+	sizes    []machineSize // the machines of the pool, for lab run's resources (slotSizes)
+	progs    programPins   // the programs the study runs, checked before every launch (programs.go)
+	settings settingPins   // the settings it reads outside every enclosure (settings.go)
+	Bus      *Bus
+	log      *slog.Logger // DIR/supervisor/supervisor.log
+	hz       harness      // consecutive harness errors, in memory
 
 	hypothesis, instructions string
 
@@ -97,6 +98,8 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
 	sup.progs.names = studyPrograms(append([]string{k.Executable, opt.SelfExe}, sandbox.LauncherPrograms()...)...)
+	sup.settings.pool, _ = loadPool(k) // a pool that cannot be loaded failed openPool above
+	sup.settings.k = k
 	sup.sizes = slotSizes(pool)
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")

@@ -34,7 +34,8 @@ import (
 //
 // where PID is the supervisor's, H the host folders above, W the
 // campaign's folders the launch works in and P the study's programs
-// (WithPrograms), read-only even inside a writable folder. The guard
+// (WithPrograms) and the settings it reads outside (WithSettings),
+// read-only even inside a writable folder. The guard
 // (guard.go), bwrap, its init and
 // the agent stay in the process group the caller gave the launcher, so
 // signals to the group reach the agent. bwrap dies on SIGTERM and would
@@ -100,6 +101,7 @@ type Enclosure struct {
 	self     string   // this binary, for EnclosedArg
 	open     []string // the host folders left writable (hostWritable)
 	programs []string // files bound read-only besides (WithPrograms)
+	settings []string // files and folders bound read-only besides (WithSettings)
 }
 
 // WithPrograms returns e that also binds the files at paths read-only
@@ -111,6 +113,29 @@ func (e Enclosure) WithPrograms(paths ...string) Enclosure {
 	for _, p := range paths {
 		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
 			e.programs = append(e.programs, p)
+		}
+	}
+	return e
+}
+
+// WithSettings returns e that also binds the files and folders at paths
+// read-only: the settings the study reads outside this enclosure later
+// (the ssh client's, the worker profiles). A path that does not exist now
+// is left out, and a symlink is bound where it leads (the supervisor checks
+// before every launch that it still leads there: the link itself stays in a
+// folder the agent may write).
+func (e Enclosure) WithSettings(paths ...string) Enclosure {
+	e.settings = nil
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		// A folder holding one the agent may write (a settings folder
+		// set to the home) would take its home away: left out.
+		holdsOpen := slices.ContainsFunc(e.open, func(h string) bool { return err == nil && within(h, real) })
+		if err != nil || !filepath.IsAbs(real) || holdsOpen || slices.Contains(e.settings, real) {
+			continue
+		}
+		if st, err := os.Stat(real); err == nil && (st.Mode().IsRegular() || st.IsDir()) {
+			e.settings = append(e.settings, real)
 		}
 	}
 	return e
@@ -165,14 +190,15 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 	// or a program is bound onto itself: a mount point cannot be renamed,
 	// so the agent cannot move one aside and put a copy of its own at the
 	// path the supervisor later opens by name.
-	for _, a := range pathsToPin(append([]string{readOnly}, e.programs...), e.open) {
+	pinned := append(slices.Clone(e.programs), e.settings...)
+	for _, a := range pathsToPin(append([]string{readOnly}, pinned...), e.open) {
 		out = append(out, "--bind", a, a)
 	}
 	out = append(out, "--ro-bind", readOnly, readOnly) // after the host's: a campaign in /tmp stays read-only
 	for _, w := range writable {
 		out = append(out, "--bind", w, w)
 	}
-	for _, p := range e.programs { // after the writable folders: read-only even inside one
+	for _, p := range pinned { // after the writable folders: read-only even inside one
 		out = append(out, "--ro-bind", p, p)
 	}
 	out = append(out, "--unshare-pid", "--proc", "/proc", "--cap-drop", "ALL", "--die-with-parent",

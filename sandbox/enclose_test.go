@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +54,67 @@ func TestLaunchersBeforePATH(t *testing.T) {
 	}
 	if got, err := launcherPath("SIMJECTURE_TEST_LAUNCHER", "simjecture-test-only-launcher"); err != nil || filepath.Dir(got) != planted {
 		t.Errorf("launcherPath of a program only on PATH = %q, %v; want PATH's", got, err)
+	}
+}
+
+// TestSettingsAreReadOnly: the settings bound with WithSettings — a
+// folder, a file, and a folder reached through a symlink, all in a folder
+// the agent may write — cannot be written, replaced or moved by the
+// enclosed agent, which still writes next to them; a settings folder that
+// holds one the agent may write is left out (its home stays writable).
+func TestSettingsAreReadOnly(t *testing.T) {
+	if !Probe(context.Background(), Bubblewrap).Available {
+		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+	}
+	e, err := testEnclosure(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := t.TempDir()
+	e.open = []string{open}
+	folder, file, real := filepath.Join(open, "ssh"), filepath.Join(open, "known_hosts"), filepath.Join(open, "dotfiles")
+	for _, d := range []string{folder, real} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{file, filepath.Join(folder, "config"), filepath.Join(real, "config")} {
+		if err := os.WriteFile(f, []byte("operator's\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(open, "linked")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	e = e.WithSettings(folder, file, link, filepath.Join(open, "missing"), open)
+	if want := []string{folder, file, real}; !slices.Equal(e.settings, want) {
+		t.Fatalf("settings bound: %q, want %q (the missing one and the open folder left out)", e.settings, want)
+	}
+	campaign := t.TempDir()
+	script := `cd "$1"
+try() { if ( eval "$2" ) 2>/dev/null; then echo "$1 written"; else echo "$1 refused"; fi; }
+try folder-write 'echo forged > ssh/config'
+try folder-new 'echo forged > ssh/new'
+try folder-move 'mv ssh ssh.moved'
+try file-write 'echo forged > known_hosts'
+try file-rename 'echo forged > kh.new && mv kh.new known_hosts'
+try link-write 'echo forged > linked/config'
+try beside 'echo mine > beside'`
+	argv := e.Wrap(campaign, nil, []string{"sh", "-c", script, "sh", open})
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("enclosed script: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, verdict, _ := strings.Cut(line, " ")
+		if want := map[bool]string{true: "written", false: "refused"}[name == "beside"]; verdict != want {
+			t.Errorf("%s: %s, want %s", name, verdict, want)
+		}
+	}
+	for _, f := range []string{file, filepath.Join(folder, "config"), filepath.Join(real, "config")} {
+		if b, _ := os.ReadFile(f); string(b) != "operator's\n" {
+			t.Errorf("%s now holds %q", f, b)
+		}
 	}
 }
