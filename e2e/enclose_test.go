@@ -203,3 +203,38 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestWorkerCannotPlantPythonStartupCode: an enclosed worker writes a
+// usercustomize.py into its Python's user site, in the home it keeps
+// writable (testdata/sitepoisoner.py): every later start of that Python,
+// its reviewer's included, would run it. The supervisor sees the file
+// before the next launch and stops the study for the operator, naming it;
+// the planted code never runs.
+func TestWorkerCannotPlantPythonStartupCode(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	s := newAdversaryStudy(t, "sitepoisoner.py")
+	marker := filepath.Join(t.TempDir(), "planted-code-ran")
+	writeFile(t, filepath.Join(filepath.Dir(s.exe), "marker.txt"), marker)
+	home := t.TempDir() // not the operator's: its user site gets the planted file
+	r := sjWith(t, []string{"HOME=" + home}, "", s.args(60)...)
+	if r.code != 1 {
+		t.Fatalf("study: want exit 1 (stopped for the operator), got %s", r)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the code the worker planted ran")
+	}
+	st := sj(t, "", "status", "--campaign", s.dir, "--json")
+	var snap struct {
+		Status    string `json:"status"`
+		LastError string `json:"last_error"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &snap); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, st)
+	}
+	if snap.Status != "paused_external_error" || !strings.Contains(snap.LastError, "usercustomize.py") || !strings.Contains(snap.LastError, "appeared") {
+		t.Errorf("status %q, last error %q; want paused_external_error naming usercustomize.py", snap.Status, snap.LastError)
+	}
+}

@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/simjecture/simjecture/sandbox/machine"
 )
@@ -28,45 +32,71 @@ import (
 // before every launch: one that leads elsewhere, a setting gone, or one
 // that appeared pauses the study for the operator (docs/security.md).
 
-// hostSettingRows are the study's setting paths, one row per kind.
+// settingScope is what the rows read: the pool's profiles, the contract
+// and the study's program files (resolved).
+type settingScope struct {
+	pool     []machine.Profile
+	k        Contract
+	programs []string
+}
+
+// hostSettingRows are the study's setting paths, one row per kind; a path
+// with a glob is a folder listing (see settingPin).
 var hostSettingRows = []struct {
 	what  string
-	paths func(pool []machine.Profile, k Contract) []string
+	paths func(sc settingScope) []settingPath
 }{
-	{"simjecture's settings folder (the worker profiles)", func([]machine.Profile, Contract) []string {
+	{"simjecture's settings folder (the worker profiles)", func(settingScope) []settingPath {
 		dir, err := machine.ConfigDir()
 		if err != nil {
 			return nil
 		}
-		return []string{dir}
+		return []settingPath{{path: dir}}
 	}},
-	{"the ssh client's settings of a worker reached over ssh", func(pool []machine.Profile, _ Contract) []string {
-		var out []string
-		for _, p := range pool {
-			out = append(out, p.SSHSettings()...)
+	{"the ssh client's settings of a worker reached over ssh", func(sc settingScope) []settingPath {
+		var out []settingPath
+		for _, p := range sc.pool {
+			out = append(out, plainPaths(p.SSHSettings())...)
 		}
 		return out
 	}},
-	{"a setting of the agent backend", func(_ []machine.Profile, k Contract) []string {
-		if b, ok := LookupAgentBackend(k.AgentBackend); ok && b.Settings != nil {
-			return b.Settings(k)
+	{"a setting of the agent backend", func(sc settingScope) []settingPath {
+		if b, ok := LookupAgentBackend(sc.k.AgentBackend); ok && b.Settings != nil {
+			return plainPaths(b.Settings(sc.k))
 		}
 		return nil
 	}},
+	{"the Python user site of an interpreter the study runs", pythonUserSites},
+}
+
+// settingPath is a row's path; with glob, the folder path's listing: the
+// names in it that match glob may not grow (a file that Python runs at
+// every start, added beside the operator's).
+type settingPath struct{ path, glob string }
+
+func plainPaths(paths []string) []settingPath {
+	out := make([]settingPath, len(paths))
+	for i, p := range paths {
+		out[i] = settingPath{path: p}
+	}
+	return out
 }
 
 // settingPin is one setting path and where it led when first pinned
-// ("" when it was missing).
+// ("" when it was missing); for a listing, the names that matched.
 type settingPin struct {
 	what, path, real string
+	glob             string
+	names            []string
 }
 
 // settingPins are a study's setting paths, resolved once.
 type settingPins struct {
-	once sync.Once
-	pool []machine.Profile
-	k    Contract
-	pins []settingPin
+	once     sync.Once
+	pool     []machine.Profile
+	k        Contract
+	programs func() []string // the study's program files (programPins.paths)
+	pins     []settingPin
 }
 
 // pin resolves the settings the first time, making the folders among them
@@ -74,19 +104,36 @@ type settingPins struct {
 // file, which the ssh client needs to exist already).
 func (sp *settingPins) pin() {
 	sp.once.Do(func() {
+		sc := settingScope{pool: sp.pool, k: sp.k}
+		if sp.programs != nil {
+			sc.programs = sp.programs()
+		}
 		for _, row := range hostSettingRows {
-			for _, p := range row.paths(sp.pool, sp.k) {
-				if !filepath.IsAbs(p) || slices.ContainsFunc(sp.pins, func(q settingPin) bool { return q.path == p }) {
+			for _, p := range row.paths(sc) {
+				if !filepath.IsAbs(p.path) || slices.ContainsFunc(sp.pins, func(q settingPin) bool { return q.path == p.path && q.glob == p.glob }) {
 					continue
 				}
-				if _, err := os.Lstat(p); os.IsNotExist(err) && settingIsFolder(p) {
-					_ = os.MkdirAll(p, 0o700)
+				if _, err := os.Lstat(p.path); os.IsNotExist(err) && settingIsFolder(p.path) {
+					_ = os.MkdirAll(p.path, 0o700)
 				}
-				real, _ := filepath.EvalSymlinks(p) // "": missing, and it must stay so
-				sp.pins = append(sp.pins, settingPin{what: row.what, path: p, real: real})
+				real, _ := filepath.EvalSymlinks(p.path) // "": missing, and it must stay so
+				pin := settingPin{what: row.what, path: p.path, real: real, glob: p.glob}
+				if p.glob != "" {
+					pin.names = listing(p.path, p.glob)
+				}
+				sp.pins = append(sp.pins, pin)
 			}
 		}
 	})
+}
+
+// listing are the names in dir that match glob.
+func listing(dir, glob string) []string {
+	found, _ := filepath.Glob(filepath.Join(dir, glob))
+	for i, f := range found {
+		found[i] = filepath.Base(f)
+	}
+	return found
 }
 
 // settingIsFolder reports whether a missing setting path names a folder
@@ -104,7 +151,7 @@ func (sp *settingPins) paths() []string {
 	sp.pin()
 	var out []string
 	for _, p := range sp.pins {
-		if p.real != "" {
+		if p.real != "" && p.glob == "" {
 			out = append(out, p.path)
 		}
 	}
@@ -116,6 +163,14 @@ func (sp *settingPins) paths() []string {
 func (sp *settingPins) check() error {
 	sp.pin()
 	for _, p := range sp.pins {
+		if p.glob != "" {
+			for _, n := range listing(p.path, p.glob) {
+				if !slices.Contains(p.names, n) {
+					return fmt.Errorf("%s %s appeared since this supervisor started; an agent may have written it, so nothing more is launched: check it, then resume", p.what, filepath.Join(p.path, n))
+				}
+			}
+			continue
+		}
 		real, err := filepath.EvalSymlinks(p.path)
 		switch {
 		case p.real == "" && err == nil:
@@ -160,4 +215,42 @@ func providerConfigSetting(k Contract) []string {
 		return nil
 	}
 	return []string{k.ProviderConfig}
+}
+
+// pythonUserSites are, for each Python interpreter among the study's
+// programs, the files in its user site folder that it runs at every start
+// (usercustomize.py, sitecustomize.py and the .pth files, whose "import"
+// lines run): a worker that added one would run code of its own in its
+// reviewer's Python. The existing ones are bound; none may be added.
+func pythonUserSites(sc settingScope) []settingPath {
+	var out []settingPath
+	for _, prog := range sc.programs {
+		if !strings.HasPrefix(filepath.Base(prog), "python") {
+			continue
+		}
+		site := userSiteOf(prog)
+		if site == "" {
+			continue
+		}
+		out = append(out, settingPath{path: filepath.Join(site, "usercustomize.py")},
+			settingPath{path: filepath.Join(site, "sitecustomize.py")}, settingPath{path: site, glob: "*.pth"})
+		for _, n := range listing(site, "*.pth") {
+			out = append(out, settingPath{path: filepath.Join(site, n)})
+		}
+	}
+	return out
+}
+
+// userSiteOf asks the interpreter at prog for its user site folder, in
+// isolated mode (it reads nothing of the user's to answer); "" when it
+// cannot tell.
+func userSiteOf(prog string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, prog, "-I", "-c", "import site; print(site.getusersitepackages())").Output()
+	site := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(site) {
+		return ""
+	}
+	return site
 }

@@ -154,3 +154,47 @@ func TestAgentBackendSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonUserSite: for a Python interpreter among the study's programs,
+// the .pth files in its user site are bound, and a usercustomize.py or a
+// new .pth file written there afterwards (code the reviewer's Python would
+// run at its start) is an error naming it.
+func TestPythonUserSite(t *testing.T) {
+	python := resolveProgram("python3")
+	if python == "" {
+		t.Skip("python3 is not installed")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv(machine.EnvConfig, filepath.Join(t.TempDir(), "config"))
+	site := userSiteOf(python)
+	if !strings.HasPrefix(site, home+"/") {
+		t.Fatalf("user site %q, want one under the home %s", site, home)
+	}
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(site, "operator.pth")
+	if err := os.WriteFile(kept, []byte("/opt/lib\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, planted := range []string{filepath.Join(site, "usercustomize.py"), filepath.Join(site, "forged.pth")} {
+		t.Run(filepath.Base(planted), func(t *testing.T) {
+			sp := settingPins{pool: []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}},
+				programs: func() []string { return []string{"/usr/bin/env", python} }}
+			if paths := sp.paths(); !slices.Contains(paths, kept) || slices.Contains(paths, planted) {
+				t.Errorf("settings %q: want %s bound and not %s", paths, kept, planted)
+			}
+			if err := sp.check(); err != nil {
+				t.Fatalf("check with nothing changed: %v", err)
+			}
+			if err := os.WriteFile(planted, []byte("import os\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(planted)
+			if err := sp.check(); err == nil || !strings.Contains(err.Error(), planted) {
+				t.Errorf("check after %s was planted: %v; want it named", planted, err)
+			}
+		})
+	}
+}

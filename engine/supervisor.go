@@ -100,6 +100,7 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	sup.progs.names = studyPrograms(append([]string{k.Executable, opt.SelfExe}, sandbox.LauncherPrograms()...)...)
 	sup.settings.pool, _ = loadPool(k) // a pool that cannot be loaded failed openPool above
 	sup.settings.k = k
+	sup.settings.programs = sup.progs.paths
 	sup.sizes = slotSizes(pool)
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")
