@@ -17,7 +17,17 @@ type Report struct {
 	Snapshot
 	Audit     Audit     `json:"audit"`
 	EventHead EventHead `json:"event_head"` // the newest event when this was written
+	// Format is the rendering of report.json and LEDGER.md (ReportFormat)
+	// this binary wrote them in; reports written before it had none.
+	Format int `json:"report_format"`
 }
+
+// ReportFormat numbers the rendering of report.json and LEDGER.md: bump it
+// whenever a change to this binary renders the same record differently
+// (a field added, a ledger cell escaped otherwise). verify compares
+// reports of this format byte for byte, and those of another by what
+// report.json says (verifyreport.go).
+const ReportFormat = 2
 
 // Audit says what the study established, in the reviewer's words only.
 type Audit struct {
@@ -65,7 +75,7 @@ func reportFiles(ctx context.Context, c Campaign, s *store.Store) ([]reportFile,
 	if err != nil {
 		return nil, err
 	}
-	rep := Report{Snapshot: snap, Audit: audit(snap)}
+	rep := Report{Snapshot: snap, Audit: audit(snap), Format: ReportFormat}
 	err = s.Read(ctx, func(tx *store.Tx) error {
 		head, err := tx.Head()
 		rep.EventHead = EventHead{Seq: head.Seq, Hash: head.Hash}

@@ -49,7 +49,7 @@ func renderReports(tx *store.Tx, c Campaign, fix func(*Snapshot), report, ledger
 	if err != nil {
 		return err
 	}
-	rep := Report{Snapshot: snap, EventHead: EventHead{Seq: head.Seq, Hash: head.Hash}}
+	rep := Report{Snapshot: snap, EventHead: EventHead{Seq: head.Seq, Hash: head.Hash}, Format: ReportFormat}
 	rep.Audit = audit(rep.Snapshot) // its claims part, for the ledger's head; its backends come with the receipts
 	rep.Experiments = []Receipt{}
 	before, _, err := splitJSON(rep)

@@ -30,6 +30,7 @@ func checkReports(tx *store.Tx, c Campaign, report []byte) ([]string, error) {
 		Campaign         string `json:"campaign"`
 		Status           Status `json:"status"`
 		RemainingSeconds *int64 `json:"remaining_seconds"`
+		Format           int    `json:"report_format"`
 	}
 	_ = json.Unmarshal(report, &file) // checkHead read its event head from it
 	asWritten := func(s *Snapshot) {
@@ -42,6 +43,12 @@ func checkReports(tx *store.Tx, c Campaign, report []byte) ([]string, error) {
 		if file.RemainingSeconds != nil { // also once ended: older reports kept the last figure
 			s.RemainingSeconds = *file.RemainingSeconds
 		}
+	}
+	if file.Format > ReportFormat {
+		return []string{fmt.Sprintf("report.json: written in report format %d by a newer simjecture; this one renders format %d and cannot check it (verify with that version)", file.Format, ReportFormat)}, nil
+	}
+	if file.Format != ReportFormat {
+		return checkOlderReport(tx, c, asWritten, report)
 	}
 	rd, ld := newDiffWriter(report), newDiffWriter(ledger)
 	rw, lw := bufio.NewWriterSize(rd, 64<<10), bufio.NewWriterSize(ld, 64<<10)
