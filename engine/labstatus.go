@@ -216,3 +216,7 @@ func boundedReviews(tx *store.Tx) ([]Review, error) {
 }
 
 var expStatuses = []ExpStatus{ExpQueued, ExpRunning, ExpSucceeded, ExpFailed, ExpTimedOut, ExpCancelled, ExpInterrupted}
+
+// ExpStatuses lists every experiment status, in the order an experiment
+// goes through them.
+func ExpStatuses() []ExpStatus { return slices.Clone(expStatuses) }

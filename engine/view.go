@@ -64,6 +64,12 @@ func (v *View) DisplaySnapshot(ctx context.Context) (Snapshot, error) {
 	return loadSnapshot(ctx, v.c, v.s, ViewExperiments)
 }
 
+// RecentSnapshot reads the study as DisplaySnapshot does, with only the
+// newest n experiments (text status).
+func (v *View) RecentSnapshot(ctx context.Context, n int) (Snapshot, error) {
+	return loadSnapshot(ctx, v.c, v.s, max(n, 0))
+}
+
 // LastSeq is the newest event number.
 func (v *View) LastSeq(ctx context.Context) (int64, error) { return v.s.LastSeq(ctx) }
 
