@@ -31,7 +31,9 @@ func TestTUIShowsTheClaimLedger(t *testing.T) {
 			s.waitText(5*time.Second, "kind        scientific", "relation    repairs", "counterex.", "Contract v1: approved")
 			s.keys("G") // the detail's end: links and reviews
 			s.waitText(5*time.Second, "Links: 1/1 link count", ") counts", "support (resolved", "verdict sufficient on contract v1")
-			s.keys("Escape", "q")
+			s.keys("Escape") // alone: ESC and q in one read are alt+q (it failed so under load)
+			s.waitGone(5*time.Second, "verdict sufficient on contract v1")
+			s.keys("q")
 			s.waitExit(5 * time.Second)
 		})
 	}
