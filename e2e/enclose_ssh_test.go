@@ -16,9 +16,11 @@ import (
 // client over: a ProxyCommand in ~/.ssh/config (it would run a command of
 // ours as the supervisor), the profile's known-hosts and identity files
 // (in /tmp, as the test's sshd keeps them), the worker's profile, and the
-// folder of the master's control sockets. Every write, rename and move is
-// refused, no ProxyCommand ran, its home stays writable, and the
-// experiment it asks for afterwards runs on the worker as before.
+// folder of the master's control sockets, whose masters would run its
+// commands on the worker as the supervisor. Every write, rename and move
+// is refused, the control folder and the identity file are hidden (empty),
+// no ProxyCommand ran, its home stays writable, and the experiment it asks
+// for afterwards runs on the worker as before.
 func TestWorkerCannotRedirectTheSSHClient(t *testing.T) {
 	t.Parallel()
 	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
@@ -56,6 +58,9 @@ func TestWorkerCannotRedirectTheSSHClient(t *testing.T) {
 		if got[k] == "written" || got[k] == "" {
 			t.Errorf("%s: got %q, want the write refused", k, got[k])
 		}
+	}
+	if got["control_visible"] != "0" {
+		t.Errorf("the worker sees %s entries in the control folder (the supervisor's master sockets), want 0", got["control_visible"])
 	}
 	if got["home"] != "written" {
 		t.Errorf("home: got %q, want the worker's home writable", got["home"])

@@ -238,3 +238,55 @@ func TestWorkerCannotPlantPythonStartupCode(t *testing.T) {
 		t.Errorf("status %q, last error %q; want paused_external_error naming usercustomize.py", snap.Status, snap.LastError)
 	}
 }
+
+// TestResumeSeesAProgramPlanted: an enclosed worker plants a python3 in a
+// folder of PATH before the system's (in /tmp, writable to it) during its
+// last turn and pauses the study, so no launch of that supervisor sees it
+// (testdata/planter.py; its own "#!/usr/bin/env python3" names python3).
+// The next supervisor finds python3 resolving elsewhere than the study's
+// record of its programs says and stops for the operator, naming both;
+// the planted program never runs. Removing the record accepts what is
+// there now: the study goes on.
+func TestResumeSeesAProgramPlanted(t *testing.T) {
+	t.Parallel()
+	if r := sj(t, "", "doctor", "--execution-backend", "bubblewrap"); r.code != 0 {
+		t.Skipf("bubblewrap is not available here:\n%s", r)
+	}
+	s := newAdversaryStudy(t, "planter.py")
+	onPath, marker := t.TempDir(), filepath.Join(t.TempDir(), "planted-python3-ran")
+	writeFile(t, filepath.Join(filepath.Dir(s.exe), "plant.txt"), onPath)
+	writeFile(t, filepath.Join(filepath.Dir(s.exe), "marker.txt"), marker)
+	env := []string{"PATH=" + onPath + ":" + os.Getenv("PATH")}
+	if r := sjWith(t, env, "", s.args(60)...); r.code != 0 {
+		t.Fatalf("study: want exit 0 (the worker pauses it), got %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(onPath, "python3")); err != nil {
+		t.Fatalf("the worker planted no python3: %v", err)
+	}
+	r := sjWith(t, env, "", s.resume()...)
+	if r.code != 1 {
+		t.Fatalf("resume: want exit 1 (stopped for the operator), got %s", r)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the planted python3 ran")
+	}
+	st := sj(t, "", "status", "--campaign", s.dir, "--json")
+	var snap struct {
+		LastError string `json:"last_error"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &snap); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, st)
+	}
+	for _, want := range []string{"program python3", filepath.Join(onPath, "python3") + " now", "pins.json"} {
+		if !strings.Contains(snap.LastError, want) {
+			t.Errorf("last error %q does not say %q", snap.LastError, want)
+		}
+	}
+	must(t, os.Remove(filepath.Join(s.dir, "supervisor", "pins.json")))
+	if r := sjWith(t, env, "", s.resume()...); r.code != 0 {
+		t.Fatalf("resume after the record was removed: want exit 0 (the worker pauses it), got %s", r)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("after the record was removed the study did not go on with the python3 now on PATH: %v", err)
+	}
+}

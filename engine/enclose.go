@@ -58,7 +58,7 @@ func (sv *Supervisor) enclose(t provider.Turn) provider.Turn {
 	}
 	// The programs the study runs later, and the settings it reads
 	// outside, stay as they are.
-	enc = enc.WithPrograms(sv.progs.paths()...).WithSettings(sv.settings.paths()...)
+	enc = enc.WithPrograms(sv.progs.paths()...).WithSettings(sv.settings.paths()...).WithHidden(sv.settings.hidden()...)
 	var others []string
 	if t.Role == provider.RoleWorker {
 		others = append(others, sv.c.Research())

@@ -254,6 +254,10 @@ func countRecords(tx *store.Tx) (int, error) {
 
 // runTurn runs a turn while checking the boundary; a boundary stops the turn.
 func (sv *Supervisor) runTurn(ctx context.Context, t provider.Turn, idle time.Duration) (provider.Outcome, Status, error) {
+	if err := sv.checkPinRecord(); err != nil {
+		sv.log.Error("a program or setting of the study is not as its record says", "err", err)
+		return provider.Outcome{}, sv.needsAttention(ctx, "program changed", err.Error()), nil
+	}
 	if err := sv.progs.check(); err != nil {
 		sv.log.Error("a program of the study changed", "err", err)
 		return provider.Outcome{}, sv.needsAttention(ctx, "program changed", err.Error()), nil

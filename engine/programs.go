@@ -132,6 +132,20 @@ func interpretersOf(path string) []string {
 	return fields[:1]
 }
 
+// found are the program files as PATH finds them, symlinks not resolved
+// (a virtual environment's python3 is a symlink out of it).
+func (pp *programPins) found() []string {
+	var out []string
+	for _, n := range pp.names {
+		if p, err := exec.LookPath(n); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				out = append(out, abs)
+			}
+		}
+	}
+	return out
+}
+
 // paths are the resolved program files, for the enclosure.
 func (pp *programPins) paths() []string {
 	var out []string

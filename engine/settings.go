@@ -1,15 +1,12 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/simjecture/simjecture/sandbox/machine"
 )
@@ -57,6 +54,9 @@ var hostSettingRows = []struct {
 		var out []settingPath
 		for _, p := range sc.pool {
 			out = append(out, plainPaths(p.SSHSettings())...)
+			for _, h := range p.SSHSecrets() {
+				out = append(out, settingPath{path: h, hide: true})
+			}
 		}
 		return out
 	}},
@@ -71,8 +71,12 @@ var hostSettingRows = []struct {
 
 // settingPath is a row's path; with glob, the folder path's listing: the
 // names in it that match glob may not grow (a file that Python runs at
-// every start, added beside the operator's).
-type settingPath struct{ path, glob string }
+// every start, added beside the operator's); with hide, one the enclosure
+// hides rather than binds read-only.
+type settingPath struct {
+	path, glob string
+	hide       bool
+}
 
 func plainPaths(paths []string) []settingPath {
 	out := make([]settingPath, len(paths))
@@ -88,6 +92,7 @@ type settingPin struct {
 	what, path, real string
 	glob             string
 	names            []string
+	hide             bool
 }
 
 // settingPins are a study's setting paths, resolved once.
@@ -116,8 +121,7 @@ func (sp *settingPins) pin() {
 				if _, err := os.Lstat(p.path); os.IsNotExist(err) && settingIsFolder(p.path) {
 					_ = os.MkdirAll(p.path, 0o700)
 				}
-				real, _ := filepath.EvalSymlinks(p.path) // "": missing, and it must stay so
-				pin := settingPin{what: row.what, path: p.path, real: real, glob: p.glob}
+				pin := settingPin{what: row.what, path: p.path, real: settingState(p.path), glob: p.glob, hide: p.hide}
 				if p.glob != "" {
 					pin.names = listing(p.path, p.glob)
 				}
@@ -127,11 +131,11 @@ func (sp *settingPins) pin() {
 	})
 }
 
-// listing are the names in dir that match glob.
+// listing are the paths in dir that match glob, relative to dir.
 func listing(dir, glob string) []string {
 	found, _ := filepath.Glob(filepath.Join(dir, glob))
 	for i, f := range found {
-		found[i] = filepath.Base(f)
+		found[i], _ = filepath.Rel(dir, f)
 	}
 	return found
 }
@@ -146,12 +150,31 @@ func settingIsFolder(p string) bool {
 	return home != "" && p == filepath.Join(home, ".ssh")
 }
 
+// settingState is where the setting at path leads: "" when nothing is
+// there (not even a symlink), the file it resolves to, or for a symlink
+// that leads nowhere (yet) "symlink to TARGET".
+func settingState(path string) string {
+	if _, err := os.Lstat(path); err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	target, _ := os.Readlink(path)
+	return "symlink to " + target
+}
+
 // paths are the settings that exist, as the enclosure binds them.
-func (sp *settingPins) paths() []string {
+func (sp *settingPins) paths() []string { return sp.existing(false) }
+
+// hidden are the settings that exist and the enclosure hides.
+func (sp *settingPins) hidden() []string { return sp.existing(true) }
+
+func (sp *settingPins) existing(hidden bool) []string {
 	sp.pin()
 	var out []string
 	for _, p := range sp.pins {
-		if p.real != "" && p.glob == "" {
+		if filepath.IsAbs(p.real) && p.glob == "" && p.hide == hidden {
 			out = append(out, p.path)
 		}
 	}
@@ -171,14 +194,13 @@ func (sp *settingPins) check() error {
 			}
 			continue
 		}
-		real, err := filepath.EvalSymlinks(p.path)
-		switch {
-		case p.real == "" && err == nil:
-			return fmt.Errorf("%s %s appeared since this supervisor started; an agent may have written it, so nothing more is launched: check it, then resume", p.what, p.path)
+		switch real := settingState(p.path); {
+		case real == p.real:
 		case p.real == "":
-		case err != nil:
+			return fmt.Errorf("%s %s appeared since this supervisor started; an agent may have written it, so nothing more is launched: check it, then resume", p.what, p.path)
+		case real == "":
 			return fmt.Errorf("%s %s is gone since this supervisor started; an agent may have moved it, so nothing more is launched: check it, then resume", p.what, p.path)
-		case real != p.real:
+		default:
 			return fmt.Errorf("%s %s now leads to %s, not %s as when this supervisor started; an agent may have re-pointed it, so nothing more is launched: check it, then resume", p.what, p.path, real, p.real)
 		}
 	}
@@ -217,40 +239,58 @@ func providerConfigSetting(k Contract) []string {
 	return []string{k.ProviderConfig}
 }
 
-// pythonUserSites are, for each Python interpreter among the study's
-// programs, the files in its user site folder that it runs at every start
-// (usercustomize.py, sitecustomize.py and the .pth files, whose "import"
-// lines run): a worker that added one would run code of its own in its
-// reviewer's Python. The existing ones are bound; none may be added.
+// pythonUserSites are, for the Python interpreters among the study's
+// programs, the files their site folders hold that Python runs at every
+// start (usercustomize and sitecustomize, as a module, a compiled one or a
+// package, and the .pth files, whose "import" lines run), for every Python
+// version: a worker that added one would run code of its own in its
+// reviewer's Python. The site folders are the user base's ($PYTHONUSERBASE,
+// else ~/.local) and each interpreter's own prefix's (a virtual
+// environment's, whose pyvenv.cfg is a setting too, a pyenv version's),
+// the interpreter taken both as found on PATH and with its symlinks
+// resolved. The existing files are bound; none may be added. They are
+// found by name, never by running an interpreter: one planted on PATH
+// would run as the supervisor.
 func pythonUserSites(sc settingScope) []settingPath {
+	var libs []string
+	add := func(lib string) {
+		if !slices.Contains(libs, lib) {
+			libs = append(libs, lib)
+		}
+	}
 	var out []settingPath
 	for _, prog := range sc.programs {
 		if !strings.HasPrefix(filepath.Base(prog), "python") {
 			continue
 		}
-		site := userSiteOf(prog)
-		if site == "" {
-			continue
+		prefix := filepath.Dir(filepath.Dir(prog))
+		add(filepath.Join(prefix, "lib"))
+		if cfg := filepath.Join(prefix, "pyvenv.cfg"); !slices.ContainsFunc(out, func(p settingPath) bool { return p.path == cfg }) {
+			out = append(out, settingPath{path: cfg})
 		}
-		out = append(out, settingPath{path: filepath.Join(site, "usercustomize.py")},
-			settingPath{path: filepath.Join(site, "sitecustomize.py")}, settingPath{path: site, glob: "*.pth"})
-		for _, n := range listing(site, "*.pth") {
-			out = append(out, settingPath{path: filepath.Join(site, n)})
+	}
+	if len(libs) == 0 {
+		return nil
+	}
+	base := os.Getenv("PYTHONUSERBASE")
+	if home, err := os.UserHomeDir(); base == "" && err == nil {
+		base = filepath.Join(home, ".local")
+	}
+	if base != "" {
+		add(filepath.Join(base, "lib"))
+	}
+	for _, lib := range libs {
+		for _, glob := range pythonStartupFiles {
+			out = append(out, settingPath{path: lib, glob: glob})
+			for _, n := range listing(lib, glob) {
+				out = append(out, settingPath{path: filepath.Join(lib, n)})
+			}
 		}
 	}
 	return out
 }
 
-// userSiteOf asks the interpreter at prog for its user site folder, in
-// isolated mode (it reads nothing of the user's to answer); "" when it
-// cannot tell.
-func userSiteOf(prog string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, prog, "-I", "-c", "import site; print(site.getusersitepackages())").Output()
-	site := strings.TrimSpace(string(out))
-	if err != nil || !filepath.IsAbs(site) {
-		return ""
-	}
-	return site
-}
+// pythonStartupFiles are the files of a site folder that Python runs at
+// its start, as globs under a prefix's lib folder.
+var pythonStartupFiles = []string{"python*/site-packages/usercustomize*", "python*/site-packages/sitecustomize*",
+	"python*/site-packages/*.pth"}

@@ -29,26 +29,30 @@ func TestSettingPins(t *testing.T) {
 	}
 	ssh := machine.Profile{ID: "w", Kind: machine.KindSSH, Host: "h", KnownHosts: kh, IdentityFile: id}
 	cases := []struct {
-		name string
-		pool []machine.Profile
-		want []string // besides the control folder, for an ssh pool
+		name         string
+		pool         []machine.Profile
+		want, hidden []string // the settings bound (besides the passwd home's ~/.ssh) and hidden (besides the control folder)
 	}{
-		{"local", []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}}, []string{config}},
-		{"ssh worker", []machine.Profile{ssh}, []string{config, filepath.Join(home, ".ssh"), kh, id}},
-		{"slurm on this host", []machine.Profile{{ID: "s", Kind: machine.KindSlurm}}, []string{config}},
+		{"local", []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}}, []string{config}, nil},
+		{"ssh worker", []machine.Profile{ssh}, []string{config, filepath.Join(home, ".ssh"), kh}, []string{id}},
+		{"slurm on this host", []machine.Profile{{ID: "s", Kind: machine.KindSlurm}}, []string{config}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := settingPins{pool: tc.pool}
-			got := sp.paths()
-			if len(got) > len(tc.want) { // the control folder, in the temporary folder
-				if !strings.Contains(got[len(got)-1], "simjecture-ssh-") {
-					t.Errorf("last setting %s: want the ssh control folder", got[len(got)-1])
-				}
-				got = got[:len(got)-1]
-			}
+			got := slices.DeleteFunc(sp.paths(), func(p string) bool { return p != filepath.Join(home, ".ssh") && strings.HasSuffix(p, "/.ssh") })
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("settings %q, want %q", got, tc.want)
+			}
+			hidden := sp.hidden()
+			if len(hidden) > len(tc.hidden) { // the control folder, in the temporary folder
+				if !strings.Contains(hidden[len(hidden)-1], "simjecture-ssh-") {
+					t.Errorf("last hidden setting %s: want the ssh control folder", hidden[len(hidden)-1])
+				}
+				hidden = hidden[:len(hidden)-1]
+			}
+			if !slices.Equal(hidden, tc.hidden) {
+				t.Errorf("hidden settings %q, want %q", hidden, tc.hidden)
 			}
 			for _, p := range got {
 				if _, err := os.Stat(p); err != nil {
@@ -155,22 +159,18 @@ func TestAgentBackendSettings(t *testing.T) {
 	}
 }
 
-// TestPythonUserSite: for a Python interpreter among the study's programs,
-// the .pth files in its user site are bound, and a usercustomize.py or a
-// new .pth file written there afterwards (code the reviewer's Python would
-// run at its start) is an error naming it.
+// TestPythonUserSite: with a Python interpreter among the study's
+// programs, the .pth files in the user sites are bound, and a
+// usercustomize.py, a new .pth file or a sitecustomize.py of another
+// version written there afterwards (code the reviewer's Python would run
+// at its start) is an error naming it.
 func TestPythonUserSite(t *testing.T) {
-	python := resolveProgram("python3")
-	if python == "" {
-		t.Skip("python3 is not installed")
-	}
+	python := "/usr/bin/python3.11" // named, never run
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv(machine.EnvConfig, filepath.Join(t.TempDir(), "config"))
-	site := userSiteOf(python)
-	if !strings.HasPrefix(site, home+"/") {
-		t.Fatalf("user site %q, want one under the home %s", site, home)
-	}
+	t.Setenv("PYTHONUSERBASE", "")
+	site := filepath.Join(home, ".local", "lib", "python3.11", "site-packages")
 	if err := os.MkdirAll(site, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,9 @@ func TestPythonUserSite(t *testing.T) {
 	if err := os.WriteFile(kept, []byte("/opt/lib\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, planted := range []string{filepath.Join(site, "usercustomize.py"), filepath.Join(site, "forged.pth")} {
+	other := filepath.Join(home, ".local", "lib", "python3.99", "site-packages") // a version not made yet
+	for _, planted := range []string{filepath.Join(site, "usercustomize.py"), filepath.Join(site, "forged.pth"),
+		filepath.Join(other, "sitecustomize.py")} {
 		t.Run(filepath.Base(planted), func(t *testing.T) {
 			sp := settingPins{pool: []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}},
 				programs: func() []string { return []string{"/usr/bin/env", python} }}
@@ -188,6 +190,9 @@ func TestPythonUserSite(t *testing.T) {
 			if err := sp.check(); err != nil {
 				t.Fatalf("check with nothing changed: %v", err)
 			}
+			if err := os.MkdirAll(filepath.Dir(planted), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(planted, []byte("import os\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -196,5 +201,57 @@ func TestPythonUserSite(t *testing.T) {
 				t.Errorf("check after %s was planted: %v; want it named", planted, err)
 			}
 		})
+	}
+}
+
+// TestMissingSettingSeesADanglingLink: a symlink planted where a setting
+// was missing counts as appeared even when it leads nowhere the
+// supervisor can resolve (a reviewer in another folder might: a relative
+// or /proc/self/cwd target).
+func TestMissingSettingSeesADanglingLink(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(machine.EnvConfig, filepath.Join(t.TempDir(), "config"))
+	codexHome := t.TempDir()
+	t.Setenv("CODEX_HOME", codexHome)
+	sp := settingPins{pool: []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}}, k: Contract{AgentBackend: "codex"}}
+	if err := sp.check(); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(codexHome, "AGENTS.md")
+	if err := os.Symlink("/proc/self/cwd/../packet.json", planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.check(); err == nil || !strings.Contains(err.Error(), planted) || !strings.Contains(err.Error(), "appeared") {
+		t.Errorf("check after a dangling link was planted at %s: %v; want it named as appeared", planted, err)
+	}
+}
+
+// TestVirtualEnvironmentSite: for a virtual environment's python3 (as
+// PATH finds it: a symlink out of the environment), a .pth file added to
+// the environment's own site folder, or its pyvenv.cfg rewritten away, is
+// an error naming it.
+func TestVirtualEnvironmentSite(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(machine.EnvConfig, filepath.Join(t.TempDir(), "config"))
+	venv := t.TempDir()
+	site := filepath.Join(venv, "lib", "python3.11", "site-packages")
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(venv, "pyvenv.cfg")
+	if err := os.WriteFile(cfg, []byte("home = /usr/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := settingPins{pool: []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}},
+		programs: func() []string { return []string{"/usr/bin/python3.11", filepath.Join(venv, "bin", "python3")} }}
+	if paths := sp.paths(); !slices.Contains(paths, cfg) {
+		t.Errorf("settings %q lack the environment's pyvenv.cfg", paths)
+	}
+	planted := filepath.Join(site, "zz-forged.pth")
+	if err := os.WriteFile(planted, []byte("import os\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.check(); err == nil || !strings.Contains(err.Error(), planted) {
+		t.Errorf("check after %s was planted: %v; want it named", planted, err)
 	}
 }

@@ -41,9 +41,12 @@ type Supervisor struct {
 	sizes    []machineSize // the machines of the pool, for lab run's resources (slotSizes)
 	progs    programPins   // the programs the study runs, checked before every launch (programs.go)
 	settings settingPins   // the settings it reads outside every enclosure (settings.go)
-	Bus      *Bus
-	log      *slog.Logger // DIR/supervisor/supervisor.log
-	hz       harness      // consecutive harness errors, in memory
+	// pinRecordOnce compares both with the study's record once (pinrecord.go).
+	pinRecordOnce sync.Once
+	pinRecordErr  error
+	Bus           *Bus
+	log           *slog.Logger // DIR/supervisor/supervisor.log
+	hz            harness      // consecutive harness errors, in memory
 
 	hypothesis, instructions string
 
@@ -100,7 +103,7 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	sup.progs.names = studyPrograms(append([]string{k.Executable, opt.SelfExe}, sandbox.LauncherPrograms()...)...)
 	sup.settings.pool, _ = loadPool(k) // a pool that cannot be loaded failed openPool above
 	sup.settings.k = k
-	sup.settings.programs = sup.progs.paths
+	sup.settings.programs = func() []string { return append(sup.progs.paths(), sup.progs.found()...) }
 	sup.sizes = slotSizes(pool)
 	sup.hypothesis = readText(c.Operator() + "/hypothesis.txt")
 	sup.instructions = readText(c.Operator() + "/instructions.txt")

@@ -102,6 +102,7 @@ type Enclosure struct {
 	open     []string // the host folders left writable (hostWritable)
 	programs []string // files bound read-only besides (WithPrograms)
 	settings []string // files and folders bound read-only besides (WithSettings)
+	hidden   []string // files and folders hidden (WithHidden)
 }
 
 // WithPrograms returns e that also binds the files at paths read-only
@@ -136,6 +137,27 @@ func (e Enclosure) WithSettings(paths ...string) Enclosure {
 		}
 		if st, err := os.Stat(real); err == nil && (st.Mode().IsRegular() || st.IsDir()) {
 			e.settings = append(e.settings, real)
+		}
+	}
+	return e
+}
+
+// WithHidden returns e that also hides the files and folders at paths
+// from the agent: an empty folder over each folder, an empty file over
+// each file (the ssh master's control sockets, through which a process of
+// the account could run commands on a worker as the supervisor, and the
+// key it logs in with). A path that does not exist now, or that holds a
+// folder the agent may write, is left out.
+func (e Enclosure) WithHidden(paths ...string) Enclosure {
+	e.hidden = nil
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		holdsOpen := slices.ContainsFunc(e.open, func(h string) bool { return err == nil && within(h, real) })
+		if err != nil || !filepath.IsAbs(real) || holdsOpen || slices.Contains(e.hidden, real) {
+			continue
+		}
+		if st, err := os.Stat(real); err == nil && (st.Mode().IsRegular() || st.IsDir()) {
+			e.hidden = append(e.hidden, real)
 		}
 	}
 	return e
@@ -190,7 +212,7 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 	// or a program is bound onto itself: a mount point cannot be renamed,
 	// so the agent cannot move one aside and put a copy of its own at the
 	// path the supervisor later opens by name.
-	pinned := append(slices.Clone(e.programs), e.settings...)
+	pinned := append(append(slices.Clone(e.programs), e.settings...), e.hidden...)
 	for _, a := range pathsToPin(append([]string{readOnly}, pinned...), e.open) {
 		out = append(out, "--bind", a, a)
 	}
@@ -200,6 +222,13 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 	}
 	for _, p := range pinned { // after the writable folders: read-only even inside one
 		out = append(out, "--ro-bind", p, p)
+	}
+	for _, h := range e.hidden { // last: over what binds them
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			out = append(out, "--tmpfs", h, "--remount-ro", h)
+		} else {
+			out = append(out, "--ro-bind", os.DevNull, h)
+		}
 	}
 	out = append(out, "--unshare-pid", "--proc", "/proc", "--cap-drop", "ALL", "--die-with-parent",
 		"--", e.self, EnclosedArg, path)

@@ -8,7 +8,9 @@ script: "ssh_config" (~/.ssh/config, where a ProxyCommand would run our
 command as the supervisor), "known_hosts" and "identity" (the profile's),
 "profile" (the worker's profile in simjecture's settings folder) and
 "control" (the folder of the supervisor's ssh master sockets, where a
-socket of ours would answer in its place). Worker turn 1 tries to write
+socket of ours would answer in its place, and whose master sockets would
+run a command of ours on the worker). Worker turn 1 counts what it sees in
+the control folder, tries to write
 each file in place and to replace it by a rename, to put a file in the
 control folder and to move the folder aside, writes a file in its home,
 then runs one experiment and waits for its receipt; it records what each
@@ -67,6 +69,10 @@ out = {}
 for name, path in targets.items():
     out[name + "_write"] = attempt(lambda: write(path, forged))
     out[name + "_rename"] = attempt(lambda: rename_over(path, forged))
+try:  # the supervisor's master sockets, through which a command would run on the worker as the supervisor
+    out["control_visible"] = str(len(os.listdir(control)))
+except OSError as e:
+    out["control_visible"] = errno.errorcode.get(e.errno, str(e.errno))
 out["control_file"] = attempt(lambda: write(os.path.join(control, "forged.sock"), ""))
 
 

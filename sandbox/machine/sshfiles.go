@@ -2,7 +2,9 @@ package machine
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 )
 
 // The files and folders the system ssh client of ours reads for a profile
@@ -18,25 +20,48 @@ func (p Profile) ReachedOverSSH() bool {
 }
 
 // SSHSettings are the paths p's ssh client reads besides the system's own
-// settings: the ssh folder of this account (its config, keys and known
-// hosts), the profile's known-hosts and identity files, and our control
-// socket folder (made now when it is missing). None for a profile not
-// reached over ssh.
+// settings: the ssh folder of this account (its config, default keys and
+// known hosts; ssh reads the one of the account's passwd entry, and $HOME's
+// too when they differ) and the profile's known-hosts file. None for a
+// profile not reached over ssh.
 func (p Profile) SSHSettings() []string {
 	if !p.ReachedOverSSH() {
 		return nil
 	}
 	var out []string
-	if home, err := os.UserHomeDir(); err == nil {
+	for _, home := range homes() {
 		out = append(out, filepath.Join(home, ".ssh"))
 	}
-	t := sshTarget{p: p}
-	out = append(out, t.knownHosts())
+	return append(out, sshTarget{p: p}.knownHosts())
+}
+
+// SSHSecrets are what lets a process of this account act on p as the
+// supervisor: our control-socket folder (made now when it is missing),
+// whose master connections run any command they are given, and the
+// profile's own identity file. None for a profile not reached over ssh.
+func (p Profile) SSHSecrets() []string {
+	if !p.ReachedOverSSH() {
+		return nil
+	}
+	var out []string
 	if p.IdentityFile != "" {
 		out = append(out, p.IdentityFile)
 	}
 	if dir, err := controlDir(); err == nil {
 		out = append(out, dir)
+	}
+	return out
+}
+
+// homes are this account's home folders: $HOME, and its passwd entry's
+// when that differs (where ssh looks).
+func homes() []string {
+	var out []string
+	if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, home)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && !slices.Contains(out, u.HomeDir) {
+		out = append(out, u.HomeDir)
 	}
 	return out
 }
