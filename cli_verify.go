@@ -36,6 +36,9 @@ func cmdVerify(ctx context.Context, args []string, io stdio) int {
 	}
 	if len(findings) == 0 {
 		fmt.Fprintln(io.out, "intact: every sealed input and artifact matches its recorded hash; the event chain is unbroken")
+		if engine.ReportFormatOf(c) == 0 && !engine.Owned(c) {
+			fmt.Fprintln(io.out, "note: report.json and LEDGER.md were written by an earlier release: report.json was compared by what it says, LEDGER.md was not compared")
+		}
 		return exitOK
 	}
 	for _, f := range findings {

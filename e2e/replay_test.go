@@ -123,6 +123,8 @@ func checkRecord(t *testing.T, envv []string, dir string) {
 	t.Helper()
 	if v := sjEnv(t, envv, "verify", "--campaign", dir); v.code != 0 {
 		t.Fatalf("verify refuses the record:\n%s", v)
+	} else if !strings.Contains(v.stdout, "written by an earlier release: report.json was compared by what it says, LEDGER.md was not compared") {
+		t.Errorf("verify of a record an earlier release wrote does not say what it did not compare:\n%s", v)
 	}
 	s := sjEnv(t, envv, "status", "--campaign", dir, "--json")
 	var snap struct {

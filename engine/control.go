@@ -115,7 +115,7 @@ func applyOffline(ctx context.Context, c Campaign, s *store.Store, command Comma
 		if err := putState(tx, st); err != nil {
 			return err
 		}
-		return appendEvent(tx, StudyStatePayload{Status: st.Status, Activity: "applied without a supervisor"})
+		return appendEvent(tx, StudyStatePayload{Status: st.Status, Activity: "applied without a supervisor", ReportFormat: ReportFormat})
 	})
 	if err != nil {
 		return "", err

@@ -93,6 +93,9 @@ type StudyCreatedPayload struct{ Contract }
 type StudyStatePayload struct {
 	Activity string `json:"activity"`
 	Status   Status `json:"status"`
+	// ReportFormat is the report format of the binary that writes the
+	// reports after this change (verify reads it; none before session 10).
+	ReportFormat int `json:"report_format,omitempty"`
 }
 
 // ActivityPayload is what the supervisor does now.

@@ -52,7 +52,7 @@ func (sv *Supervisor) refuseToResume(ctx context.Context, msg string) (Status, e
 		if err := appendEvent(tx, ProviderNeedsAttentionPayload{Category: cat, Attention: msg}); err != nil {
 			return err
 		}
-		return appendEvent(tx, StudyStatePayload{Status: final, Activity: st.Activity})
+		return appendEvent(tx, StudyStatePayload{Status: final, Activity: st.Activity, ReportFormat: ReportFormat})
 	})
 	if err != nil {
 		return "", storeError("record that the record is inconsistent", err)

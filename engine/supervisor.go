@@ -259,7 +259,7 @@ func (sv *Supervisor) begin(ctx context.Context) error {
 		st.Status, st.Activity, st.PID = StatusRunning, "starting", os.Getpid()
 		st.RecordProtection = sv.protection()
 		st.Provider.NextRetryAt, st.Provider.ErrorCategory, st.Provider.Attention = nil, nil, nil
-		return appendEvent(tx, StudyStatePayload{Status: StatusRunning, Activity: "supervisor started"})
+		return appendEvent(tx, StudyStatePayload{Status: StatusRunning, Activity: "supervisor started", ReportFormat: ReportFormat})
 	})
 }
 
@@ -306,7 +306,7 @@ func (sv *Supervisor) finish(ctx context.Context, final Status) error {
 		if err := sv.harnessAttention(tx, st, final); err != nil {
 			return err
 		}
-		return appendEvent(tx, StudyStatePayload{Status: final, Activity: st.Activity})
+		return appendEvent(tx, StudyStatePayload{Status: final, Activity: st.Activity, ReportFormat: ReportFormat})
 	})
 	if err != nil {
 		return sv.unrecorded(final, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -16,9 +17,13 @@ import (
 // record: an earlier simjecture wrote them) cannot be compared byte for
 // byte. report.json is compared by what it says instead: every value it
 // holds must be the one this binary renders at the same place (a key the
-// newer rendering added is not asked of it), so a claim, verdict, receipt
-// or hash changed in it is still named. LEDGER.md, the human-readable
-// rendering of the same record, is not compared then (docs/campaign.md).
+// newer rendering added is not asked of it), and what carries the record's
+// meaning must be there and the same — the study's status, the audit, each
+// claim's and review's status and each receipt's status and artifacts — so
+// a claim, verdict, receipt or hash changed or removed in it is still
+// named. A key given twice is a finding (readers differ on which counts).
+// LEDGER.md, the human-readable rendering of the same record, is not
+// compared then; verify says so (docs/campaign.md).
 
 // checkOlderReport compares report (of an older format) with a fresh
 // rendering of the record by value.
@@ -29,6 +34,9 @@ func checkOlderReport(tx *store.Tx, c Campaign, fix func(*Snapshot), report []by
 		return nil, fmt.Errorf("render the reports: %w", err)
 	}
 	_ = w.Flush()
+	if at, dup := duplicateKey(report); dup {
+		return []string{"report.json: the key " + at + " is given twice"}, nil
+	}
 	var was, now any
 	if err := json.Unmarshal(report, &was); err != nil {
 		return []string{"report.json: unreadable: " + err.Error()}, nil
@@ -39,7 +47,116 @@ func checkOlderReport(tx *store.Tx, c Campaign, fix func(*Snapshot), report []by
 	if at, ok := firstDifference("", was, now); !ok {
 		return []string{"report.json differs from the record (written in an older report format): " + at}, nil
 	}
+	for _, path := range meaningfulPaths {
+		if at, ok := sameAt(path, "", was, now); !ok {
+			return []string{"report.json differs from the record (written in an older report format): " + at}, nil
+		}
+	}
 	return nil, nil
+}
+
+// meaningfulPaths are what an older report.json must say as the record
+// does, present or absent alike: a path of keys, "[]" for every element
+// of a list (matched by position, the lists being the same length).
+var meaningfulPaths = [][]string{
+	{"status"}, {"audit", "scientific_status"}, {"audit", "completed"}, {"audit", "accepted"},
+	{"claims", "[]", "id"}, {"claims", "[]", "status"},
+	{"experiments", "[]", "id"}, {"experiments", "[]", "status"}, {"experiments", "[]", "artifacts"},
+	{"reviews", "[]", "id"}, {"reviews", "[]", "status"}, {"reviews", "[]", "verdict"}, {"event_head"},
+}
+
+// sameAt reports whether was and now hold the same value at path, both
+// missing (or null, or empty) counting as the same; at names where not.
+func sameAt(path []string, at string, was, now any) (string, bool) {
+	if len(path) == 0 {
+		if isEmpty(was) && isEmpty(now) {
+			return "", true
+		}
+		if reflect.DeepEqual(was, now) {
+			return "", true
+		}
+		return describe(at, was, now), false
+	}
+	if path[0] == "[]" {
+		w, _ := was.([]any)
+		n, _ := now.([]any)
+		if len(w) != len(n) {
+			return describe(at, was, now), false
+		}
+		for i := range w {
+			if where, ok := sameAt(path[1:], at+"["+strconv.Itoa(i)+"]", w[i], n[i]); !ok {
+				return where, false
+			}
+		}
+		return "", true
+	}
+	w, _ := was.(map[string]any)
+	n, _ := now.(map[string]any)
+	next := path[0]
+	if at != "" {
+		next = at + "." + path[0]
+	}
+	return sameAt(path[1:], next, w[path[0]], n[path[0]])
+}
+
+// isEmpty reports whether v is missing, null, or an empty list or object.
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// duplicateKey finds an object key given twice in the JSON document body,
+// and its place.
+func duplicateKey(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	at, dup := walkDuplicates(dec, "")
+	return at, dup
+}
+
+// walkDuplicates reads one value from dec, reporting a repeated key.
+func walkDuplicates(dec *json.Decoder, at string) (string, bool) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false // unreadable: the decode that follows says so
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			k, _ := kt.(string)
+			path := k
+			if at != "" {
+				path = at + "." + k
+			}
+			if seen[k] {
+				return path, true
+			}
+			seen[k] = true
+			if where, dup := walkDuplicates(dec, path); dup {
+				return where, true
+			}
+		}
+		_, _ = dec.Token() // '}'
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if where, dup := walkDuplicates(dec, at+"["+strconv.Itoa(i)+"]"); dup {
+				return where, true
+			}
+		}
+		_, _ = dec.Token() // ']'
+	}
+	return "", false
 }
 
 // firstDifference compares an older report's value was with the fresh
@@ -95,6 +212,9 @@ func firstDifference(at string, was, now any) (string, bool) {
 // describe says what differs at a place: the file's value and the record's.
 func describe(at string, was, now any) string {
 	show := func(v any) string {
+		if v == nil {
+			return "nothing"
+		}
 		b, _ := json.Marshal(v)
 		if len(b) > maxShown {
 			return string(bytes.ToValidUTF8(b[:maxShown], nil)) + "…"

@@ -5,14 +5,39 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// asOlderFormat rewrites c's report.json as an older simjecture might
-// have written the same record: no report_format, compact instead of
-// indented, without a key this binary added (edit may change it more),
-// and a LEDGER.md rendered otherwise.
-func asOlderFormat(t *testing.T, c Campaign, edit func(m map[string]any)) {
+// olderRecord is the bundled demo record, which an earlier release wrote
+// (no report format, in its reports or its events), opened in a folder of
+// the test's own.
+func olderRecord(t *testing.T) (Campaign, func() []string) {
+	t.Helper()
+	c := Campaign{Dir: filepath.Join(t.TempDir(), "record")}
+	if err := WriteRecord(c); err != nil {
+		t.Fatal(err)
+	}
+	if f := ReportFormatOf(c); f != 0 {
+		t.Fatalf("the bundled record is of report format %d, not an earlier release's: keep a record of an older format for these tests", f)
+	}
+	return c, func() []string {
+		s, err := c.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		f, err := Verify(context.Background(), c, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+}
+
+// editReport rewrites c's report.json through edit, compact instead of
+// indented (another rendering), with LEDGER.md rendered otherwise too.
+func editReport(t *testing.T, c Campaign, edit func(m map[string]any)) {
 	t.Helper()
 	path := filepath.Join(c.Dir, "report.json")
 	body, err := os.ReadFile(path)
@@ -23,8 +48,6 @@ func asOlderFormat(t *testing.T, c Campaign, edit func(m map[string]any)) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		t.Fatal(err)
 	}
-	delete(m, "report_format")
-	delete(m, "record_protection") // a key a later version added
 	if edit != nil {
 		edit(m)
 	}
@@ -33,11 +56,13 @@ func asOlderFormat(t *testing.T, c Campaign, edit func(m map[string]any)) {
 	writeFileT(t, filepath.Join(c.Dir, "LEDGER.md"), "# An older ledger\n\nrendered otherwise\n")
 }
 
-// TestVerifyReadsOlderReports: reports an older simjecture wrote for an
-// intact record (another rendering, without report_format) verify intact;
-// one of them with a verdict, a receipt's status or an artifact hash
-// changed is still named, with the place; one written by a newer format is
-// a finding, not a pass.
+func first(m map[string]any, list string) map[string]any { return m[list].([]any)[0].(map[string]any) }
+
+// TestVerifyReadsOlderReports: the reports of a record an earlier release
+// wrote (another rendering, no report format) verify intact, rendered
+// otherwise too; a verdict, a receipt's status, a claim's status or a
+// receipt changed or removed in them is still named with its place, and so
+// is a key given twice, or a report format that no release writes.
 func TestVerifyReadsOlderReports(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -47,31 +72,61 @@ func TestVerifyReadsOlderReports(t *testing.T) {
 		want string
 	}{
 		{"as written", nil, nil, ""},
-		{"verdict reversed", func(m map[string]any) {
-			m["audit"].(map[string]any)["accepted"].(map[string]any)["root"] = "supported"
+		{"rendered otherwise", func(map[string]any) {}, nil, ""},
+		{"verdict changed", func(m map[string]any) {
+			m["audit"].(map[string]any)["accepted"].(map[string]any)["root"] = "forged"
 		}, nil, "report.json differs from the record (written in an older report format): audit.accepted.root reads"},
-		{"receipt status changed", func(m map[string]any) {
-			m["experiments"].([]any)[0].(map[string]any)["status"] = "failed"
-		}, nil, "experiments[0].status reads"},
-		{"a receipt removed", func(m map[string]any) {
-			m["experiments"] = m["experiments"].([]any)[1:]
-		}, nil, "experiments reads"},
+		{"the audit removed", func(m map[string]any) { delete(m, "audit") }, nil, "audit.scientific_status reads nothing"},
+		{"receipt status changed", func(m map[string]any) { first(m, "experiments")["status"] = "forged" }, nil, "experiments[0].status reads"},
+		{"receipt status removed", func(m map[string]any) { delete(first(m, "experiments"), "status") }, nil, "experiments[0].status reads nothing"},
+		{"receipt artifacts removed", func(m map[string]any) { delete(first(m, "experiments"), "artifacts") }, nil, "experiments[0].artifacts reads nothing"},
+		{"claim status removed", func(m map[string]any) { delete(first(m, "claims"), "status") }, nil, "claims[0].status reads nothing"},
+		{"a receipt removed", func(m map[string]any) { m["experiments"] = m["experiments"].([]any)[1:] }, nil, "experiments reads"},
 		{"a key the record does not have", func(m map[string]any) { m["forged"] = true }, nil, "forged is not in the record"},
+		{"a key given twice", nil, func(t *testing.T, c Campaign) {
+			editFile(t, c, "report.json", `"status": "completed",`, `"status": "forged", "status": "completed",`)
+		}, "report.json: the key status is given twice"},
 		{"a newer format", nil, func(t *testing.T, c Campaign) {
-			editFile(t, c, "report.json", `"report_format": 2`, `"report_format": 99`)
+			editFile(t, c, "report.json", `"event_head"`, `"report_format": 99, "event_head"`)
 		}, "written in report format 99 by a newer simjecture"},
+		{"a format as a string", nil, func(t *testing.T, c Campaign) {
+			editFile(t, c, "report.json", `"event_head"`, `"report_format": "2", "event_head"`)
+		}, `report_format "\"2\"" is not a whole number`},
+		{"a format no release writes", nil, func(t *testing.T, c Campaign) {
+			editFile(t, c, "report.json", `"event_head"`, `"report_format": 1, "event_head"`)
+		}, "report_format 1 is not one any simjecture writes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, s := intactFinishedStudy(t)
+			c, verify := olderRecord(t)
 			if tt.raw != nil {
 				tt.raw(t, c)
-			} else {
-				asOlderFormat(t, c, tt.edit)
+			} else if tt.edit != nil {
+				editReport(t, c, tt.edit)
 			}
-			f, err := Verify(context.Background(), c, s)
-			wantFinding(t, f, err, tt.want)
+			wantFinding(t, verify(), nil, tt.want)
 		})
+	}
+}
+
+// TestVerifyKnowsThisReleasesFormat: the reports of a study this release
+// wrote name its format, and the record says so too, so a report.json
+// passed off as an earlier release's (its report_format removed, so as not
+// to be compared byte for byte) is a finding.
+func TestVerifyKnowsThisReleasesFormat(t *testing.T) {
+	t.Parallel()
+	c, s := intactFinishedStudy(t)
+	if f := ReportFormatOf(c); f != ReportFormat {
+		t.Fatalf("report.json names format %d, want this release's %d", f, ReportFormat)
+	}
+	editReport(t, c, func(m map[string]any) {
+		delete(m, "report_format")
+		m["audit"].(map[string]any)["accepted"].(map[string]any)["root"] = "supported"
+	})
+	f, err := Verify(context.Background(), c, s)
+	wantFinding(t, f, err, "report.json names no report format, but the record says its reports were written in format 2")
+	if strings.Contains(strings.Join(f, "\n"), "intact") {
+		t.Errorf("findings: %q", f)
 	}
 }

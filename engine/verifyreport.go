@@ -27,10 +27,10 @@ func checkReports(tx *store.Tx, c Campaign, report []byte) ([]string, error) {
 		return []string{fmt.Sprintf("LEDGER.md: missing (%v); it is written with report.json", err)}, nil
 	}
 	var file struct {
-		Campaign         string `json:"campaign"`
-		Status           Status `json:"status"`
-		RemainingSeconds *int64 `json:"remaining_seconds"`
-		Format           int    `json:"report_format"`
+		Campaign         string          `json:"campaign"`
+		Status           Status          `json:"status"`
+		RemainingSeconds *int64          `json:"remaining_seconds"`
+		Format           json.RawMessage `json:"report_format"`
 	}
 	_ = json.Unmarshal(report, &file) // checkHead read its event head from it
 	asWritten := func(s *Snapshot) {
@@ -44,10 +44,13 @@ func checkReports(tx *store.Tx, c Campaign, report []byte) ([]string, error) {
 			s.RemainingSeconds = *file.RemainingSeconds
 		}
 	}
-	if file.Format > ReportFormat {
-		return []string{fmt.Sprintf("report.json: written in report format %d by a newer simjecture; this one renders format %d and cannot check it (verify with that version)", file.Format, ReportFormat)}, nil
-	}
-	if file.Format != ReportFormat {
+	older, finding, err := reportFormatCheck(tx, file.Format)
+	switch {
+	case err != nil:
+		return nil, err
+	case finding != "":
+		return []string{finding}, nil
+	case older:
 		return checkOlderReport(tx, c, asWritten, report)
 	}
 	rd, ld := newDiffWriter(report), newDiffWriter(ledger)

@@ -152,3 +152,18 @@ func (t *Tx) Head() (Event, error) {
 	ev.Payload = json.RawMessage(payload)
 	return ev, nil
 }
+
+// NewestOfType is the newest event of type typ with seq <= atMost, and
+// whether there is one.
+func (t *Tx) NewestOfType(typ string, atMost int64) (Event, bool, error) {
+	rows, err := t.tx.QueryContext(t.ctx, "SELECT seq, time, type, payload, prev_hash, hash FROM events"+
+		" WHERE type = ? AND seq <= ? ORDER BY seq DESC LIMIT 1", typ, atMost)
+	if err != nil {
+		return Event{}, false, fmt.Errorf("read events: %w", err)
+	}
+	evs, err := scanEvents(rows)
+	if err != nil || len(evs) == 0 {
+		return Event{}, false, err
+	}
+	return evs[0], true, nil
+}
