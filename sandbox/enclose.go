@@ -212,7 +212,12 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 	// or a program is bound onto itself: a mount point cannot be renamed,
 	// so the agent cannot move one aside and put a copy of its own at the
 	// path the supervisor later opens by name.
-	pinned := append(append(slices.Clone(e.programs), e.settings...), e.hidden...)
+	// A setting folder that holds the campaign (settings kept under the
+	// studies' folder) would make its writable folders read-only: left
+	// out of this launch.
+	pinned := slices.DeleteFunc(append(append(slices.Clone(e.programs), e.settings...), e.hidden...), func(p string) bool {
+		return within(readOnly, p)
+	})
 	for _, a := range pathsToPin(append([]string{readOnly}, pinned...), e.open) {
 		out = append(out, "--bind", a, a)
 	}
@@ -224,6 +229,9 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 		out = append(out, "--ro-bind", p, p)
 	}
 	for _, h := range e.hidden { // last: over what binds them
+		if within(readOnly, h) {
+			continue
+		}
 		if st, err := os.Stat(h); err == nil && st.IsDir() {
 			out = append(out, "--tmpfs", h, "--remount-ro", h)
 		} else {

@@ -22,8 +22,9 @@ func (p Profile) ReachedOverSSH() bool {
 // SSHSettings are the paths p's ssh client reads besides the system's own
 // settings: the ssh folder of this account (its config, default keys and
 // known hosts; ssh reads the one of the account's passwd entry, and $HOME's
-// too when they differ) and the profile's known-hosts file. None for a
-// profile not reached over ssh.
+// too when they differ), the files and programs its configuration names
+// (sshConfigFiles) and the profile's known-hosts file. None for a profile
+// not reached over ssh.
 func (p Profile) SSHSettings() []string {
 	if !p.ReachedOverSSH() {
 		return nil
@@ -31,6 +32,7 @@ func (p Profile) SSHSettings() []string {
 	var out []string
 	for _, home := range homes() {
 		out = append(out, filepath.Join(home, ".ssh"))
+		out = append(out, sshConfigFiles(home)...)
 	}
 	return append(out, sshTarget{p: p}.knownHosts())
 }
