@@ -355,6 +355,9 @@ type SteeringQueuedPayload struct {
 	ID         string `json:"id"`
 	RequestKey string `json:"request_key,omitempty"`
 	SHA256     string `json:"sha256"` // of the text
+	// ReportFormat is the report format of the binary that queued it,
+	// which rewrites the reports when no supervisor runs (since session 10).
+	ReportFormat int `json:"report_format,omitempty"`
 }
 
 // SteeringDeliveredPayload is the guidance a worker prompt carried first.

@@ -74,7 +74,12 @@ func (sv *Supervisor) checkPinRecord() error {
 			sv.pinRecordErr = fmt.Errorf("the study's record of its programs and settings, %s, cannot be read (%w): check it, remove it, then resume", path, err)
 			return
 		}
-		sv.pinRecordErr = comparePins(was, now, path)
+		if sv.pinRecordErr = comparePins(was, now, path); sv.pinRecordErr == nil && len(was.Settings) == 0 && len(now.Settings) > 0 {
+			// The first supervisor did not enclose its agents (no settings
+			// were pinned): this one's are the study's from now on.
+			was.Settings = now.Settings
+			sv.pinRecordErr = writePinRecord(path, was)
+		}
 	})
 	return sv.pinRecordErr
 }

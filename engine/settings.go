@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ var hostSettingRows = []struct {
 			for _, h := range p.SSHSecrets() {
 				out = append(out, settingPath{path: h, hide: true})
 			}
+			for _, inc := range p.SSHIncludes() {
+				out = append(out, globPath(inc))
+			}
 		}
 		return out
 	}},
@@ -76,6 +80,18 @@ var hostSettingRows = []struct {
 type settingPath struct {
 	path, glob string
 	hide       bool
+}
+
+// globPath is the listing an absolute glob pattern stands for: the folder
+// of its components before the first with a wildcard, and the rest (a
+// pattern without one: its folder and its name).
+func globPath(pattern string) settingPath {
+	parts := strings.Split(filepath.Clean(pattern), "/")
+	i := slices.IndexFunc(parts, func(c string) bool { return strings.ContainsAny(c, "*?[") })
+	if i < 0 {
+		i = len(parts) - 1
+	}
+	return settingPath{path: "/" + filepath.Join(parts[:i]...), glob: filepath.Join(parts[i:]...)}
 }
 
 func plainPaths(paths []string) []settingPath {
@@ -284,7 +300,48 @@ func pythonUserSites(sc settingScope) []settingPath {
 			out = append(out, settingPath{path: lib, glob: glob})
 			for _, n := range listing(lib, glob) {
 				out = append(out, settingPath{path: filepath.Join(lib, n)})
+				if strings.HasSuffix(n, ".pth") {
+					out = append(out, pthModules(filepath.Join(lib, n))...)
+				}
 			}
+		}
+	}
+	return out
+}
+
+// dunderImport finds __import__('name') in a .pth line.
+var dunderImport = regexp.MustCompile(`__import__\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)`)
+
+// pthModules are the modules the "import" lines of the .pth file at path
+// import at every start (setuptools' distutils-precedence.pth imports
+// _distutils_hack), as their package folder and module file beside it.
+func pthModules(path string) []settingPath {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	site := filepath.Dir(path)
+	var out []settingPath
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "import")
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '\t') {
+			continue
+		}
+		stmt, _, _ := strings.Cut(rest, ";")
+		names := strings.Split(stmt, ",")
+		for _, m := range dunderImport.FindAllStringSubmatch(rest, -1) {
+			names = append(names, m[1])
+		}
+		for _, name := range names {
+			fields := strings.Fields(name)
+			if len(fields) == 0 {
+				continue
+			}
+			mod, _, _ := strings.Cut(fields[0], ".")
+			if mod == "" || strings.ContainsAny(mod, "/\\") {
+				continue
+			}
+			out = append(out, settingPath{path: filepath.Join(site, mod)}, settingPath{path: filepath.Join(site, mod+".py")})
 		}
 	}
 	return out

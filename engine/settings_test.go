@@ -238,14 +238,40 @@ func TestVirtualEnvironmentSite(t *testing.T) {
 	if err := os.MkdirAll(site, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	pth := filepath.Join(site, "distutils-precedence.pth")
+	if err := os.WriteFile(pth, []byte("import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); \nimport _virtualenv, site\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(venv, "pyvenv.cfg")
 	if err := os.WriteFile(cfg, []byte("home = /usr/bin\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sp := settingPins{pool: []machine.Profile{{ID: machine.LocalID, Kind: machine.KindLocal}},
 		programs: func() []string { return []string{"/usr/bin/python3.11", filepath.Join(venv, "bin", "python3")} }}
-	if paths := sp.paths(); !slices.Contains(paths, cfg) {
-		t.Errorf("settings %q lack the environment's pyvenv.cfg", paths)
+	if paths := sp.paths(); !slices.Contains(paths, cfg) || !slices.Contains(paths, pth) {
+		t.Errorf("settings %q lack the environment's pyvenv.cfg or its .pth", paths)
+	}
+	// _virtualenv.py, which the .pth imports, was missing: it must stay so.
+	if err := os.WriteFile(filepath.Join(site, "_virtualenv.py"), []byte("import os\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.check(); err == nil || !strings.Contains(err.Error(), "_virtualenv.py") {
+		t.Errorf("check after the module a .pth imports was written: %v; want it named", err)
+	}
+	if err := os.Remove(filepath.Join(site, "_virtualenv.py")); err != nil {
+		t.Fatal(err)
+	}
+	if paths := sp.paths(); slices.Contains(paths, filepath.Join(site, "_distutils_hack")) {
+		t.Errorf("the missing _distutils_hack is bound")
+	}
+	if err := os.Mkdir(filepath.Join(site, "_distutils_hack"), 0o755); err != nil { // what __import__ names
+		t.Fatal(err)
+	}
+	if err := sp.check(); err == nil || !strings.Contains(err.Error(), "_distutils_hack") {
+		t.Errorf("check after the package a .pth __import__s was made: %v; want it named", err)
+	}
+	if err := os.Remove(filepath.Join(site, "_distutils_hack")); err != nil {
+		t.Fatal(err)
 	}
 	planted := filepath.Join(site, "zz-forged.pth")
 	if err := os.WriteFile(planted, []byte("import os\n"), 0o644); err != nil {
@@ -253,5 +279,51 @@ func TestVirtualEnvironmentSite(t *testing.T) {
 	}
 	if err := sp.check(); err == nil || !strings.Contains(err.Error(), planted) {
 		t.Errorf("check after %s was planted: %v; want it named", planted, err)
+	}
+}
+
+// TestSSHIncludeMayNotGrow: an Include of the ssh configuration that names
+// a file not there yet, or a pattern, is a listing: a file written where
+// it points afterwards is an error naming it.
+func TestSSHIncludeMayNotGrow(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv(machine.EnvConfig, filepath.Join(t.TempDir(), "config"))
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "config"), []byte("Include ~/.orbstack/ssh/config\nInclude conf.d/*.conf\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, planted := range []string{filepath.Join(home, ".orbstack", "ssh", "config"), filepath.Join(ssh, "conf.d", "zz.conf")} {
+		t.Run(filepath.Base(planted), func(t *testing.T) {
+			sp := settingPins{pool: []machine.Profile{{ID: "w", Kind: machine.KindSSH, Host: "h"}}}
+			if err := sp.check(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(planted), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(planted, []byte("ProxyCommand /tmp/evil %h\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(planted)
+			if err := sp.check(); err == nil || !strings.Contains(err.Error(), planted) {
+				t.Errorf("check after %s was planted: %v; want it named", planted, err)
+			}
+		})
+	}
+}
+
+func TestGlobPath(t *testing.T) {
+	for _, tc := range []struct{ in, dir, glob string }{
+		{"/home/u/.ssh/conf.d/*.conf", "/home/u/.ssh/conf.d", "*.conf"},
+		{"/home/u/.orbstack/ssh/config", "/home/u/.orbstack/ssh", "config"},
+		{"/etc/ssh/*/x", "/etc/ssh", "*/x"},
+	} {
+		if got := globPath(tc.in); got.path != tc.dir || got.glob != tc.glob {
+			t.Errorf("globPath(%q) = %q %q, want %q %q", tc.in, got.path, got.glob, tc.dir, tc.glob)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func queueSteering(tx *store.Tx, c Campaign, text, key string, now time.Time) (S
 	if row.Seq, err = tx.AddSteering(row); err != nil {
 		return SteerResult{}, err
 	}
-	return SteerResult{Steering: steeringOf(row)}, appendEvent(tx, SteeringQueuedPayload{ID: row.ID,
+	return SteerResult{Steering: steeringOf(row)}, appendEvent(tx, SteeringQueuedPayload{ReportFormat: ReportFormat, ID: row.ID,
 		Chars: utf8.RuneCountInString(text), RequestKey: key, SHA256: row.TextSHA256})
 }
 

@@ -100,8 +100,13 @@ func openLocked(ctx context.Context, c Campaign, lock *Lock, agent provider.Agen
 	}
 	sup := &Supervisor{c: c, s: s, k: k, agent: agent, lock: lock, opt: opt, Bus: NewBus(), log: newSupervisorLog(c),
 		done: make(chan struct{})}
-	sup.progs.names = studyPrograms(append([]string{k.Executable, opt.SelfExe}, sandbox.LauncherPrograms()...)...)
-	sup.settings.pool, _ = loadPool(k) // a pool that cannot be loaded failed openPool above
+	progs := append([]string{k.Executable, opt.SelfExe}, sandbox.LauncherPrograms()...)
+	profiles, _ := loadPool(k) // a pool that cannot be loaded failed openPool above
+	for _, p := range profiles {
+		progs = append(progs, p.Programs()...) // ssh, the Slurm clients
+	}
+	sup.progs.names = studyPrograms(progs...)
+	sup.settings.pool = profiles
 	sup.settings.k = k
 	sup.settings.programs = func() []string { return append(sup.progs.paths(), sup.progs.found()...) }
 	sup.sizes = slotSizes(pool)

@@ -48,14 +48,18 @@ func reportFormatCheck(tx *store.Tx, raw json.RawMessage) (older bool, finding s
 	return false, "", nil
 }
 
-// recordedReportFormat is the report format the newest study_state event
-// at or before seq names; 0 when it names none.
+// recordedReportFormat is the report format the newest event at or before
+// seq that is followed by a rewrite of the reports names (a study_state
+// event, or a steering_queued one: steer rewrites them when no supervisor
+// runs); 0 when it names none.
 func recordedReportFormat(tx *store.Tx, seq int64) (int, error) {
-	ev, ok, err := tx.NewestOfType(string(EvStudyState), seq)
+	ev, ok, err := tx.NewestOfTypes(string(EvStudyState), string(EvSteeringQueued), seq)
 	if err != nil || !ok {
 		return 0, err
 	}
-	var p StudyStatePayload
+	var p struct {
+		ReportFormat int `json:"report_format"`
+	}
 	if err := json.Unmarshal(ev.Payload, &p); err != nil {
 		return 0, fmt.Errorf("decode event %d: %w", ev.Seq, err)
 	}

@@ -19,7 +19,8 @@ import (
 // holds must be the one this binary renders at the same place (a key the
 // newer rendering added is not asked of it), and what carries the record's
 // meaning must be there and the same — the study's status, the audit, each
-// claim's and review's status and each receipt's status and artifacts — so
+// claim's and review's status and text, each receipt's status, program,
+// inputs, artifacts and logs (meaningfulPaths) — so
 // a claim, verdict, receipt or hash changed or removed in it is still
 // named. A key given twice is a finding (readers differ on which counts).
 // LEDGER.md, the human-readable rendering of the same record, is not
@@ -60,9 +61,13 @@ func checkOlderReport(tx *store.Tx, c Campaign, fix func(*Snapshot), report []by
 // of a list (matched by position, the lists being the same length).
 var meaningfulPaths = [][]string{
 	{"status"}, {"audit", "scientific_status"}, {"audit", "completed"}, {"audit", "accepted"},
-	{"claims", "[]", "id"}, {"claims", "[]", "status"},
+	{"claims", "[]", "id"}, {"claims", "[]", "status"}, {"claims", "[]", "statement"}, {"claims", "[]", "parent"},
 	{"experiments", "[]", "id"}, {"experiments", "[]", "status"}, {"experiments", "[]", "artifacts"},
-	{"reviews", "[]", "id"}, {"reviews", "[]", "status"}, {"reviews", "[]", "verdict"}, {"event_head"},
+	{"experiments", "[]", "source"}, {"experiments", "[]", "args"}, {"experiments", "[]", "inputs"},
+	{"experiments", "[]", "returncode"}, {"experiments", "[]", "isolation_backend"}, {"experiments", "[]", "logs"},
+	{"reviews", "[]", "id"}, {"reviews", "[]", "claim"}, {"reviews", "[]", "status"}, {"reviews", "[]", "verdict"},
+	{"reviews", "[]", "conclusion"}, {"reviews", "[]", "disposition"}, {"reviews", "[]", "packet_sha256"},
+	{"event_head"}, {"study_id"}, {"mode"}, {"execution_backend"},
 }
 
 // sameAt reports whether was and now hold the same value at path, both

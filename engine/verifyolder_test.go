@@ -130,3 +130,20 @@ func TestVerifyKnowsThisReleasesFormat(t *testing.T) {
 		t.Errorf("findings: %q", f)
 	}
 }
+
+// TestVerifyOlderReportsKeepTheirText: removing what a claim or review
+// says, or a receipt's inputs or logs, from an older report is named too.
+func TestVerifyOlderReportsKeepTheirText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ list, key string }{
+		{"claims", "statement"}, {"reviews", "conclusion"}, {"reviews", "claim"}, {"experiments", "inputs"},
+		{"experiments", "returncode"}, {"experiments", "logs"},
+	} {
+		t.Run(tc.list+"."+tc.key, func(t *testing.T) {
+			t.Parallel()
+			c, verify := olderRecord(t)
+			editReport(t, c, func(m map[string]any) { delete(first(m, tc.list), tc.key) })
+			wantFinding(t, verify(), nil, tc.list+"[0]."+tc.key+" reads nothing")
+		})
+	}
+}

@@ -117,7 +117,7 @@ func IsCooperative(b Backend) bool {
 }
 
 func launcherPath(env, name string) (string, error) {
-	if p := os.Getenv(env); p != "" {
+	if p := os.Getenv(env); env != "" && p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%w %s: %w", ErrMissingExecutable, name, err)
 		}
@@ -140,6 +140,12 @@ func launcherPath(env, name string) (string, error) {
 	launcherPaths.Store(key, p)
 	return p, nil
 }
+
+// SystemProgram is the program name as the supervisor runs it outside any
+// enclosure: looked for in the system's folders first, then on PATH (a
+// folder of PATH an agent may write, ~/go/bin or ~/.local/bin before
+// /usr/bin, cannot shadow the system's ssh or sbatch).
+func SystemProgram(name string) (string, error) { return launcherPath("", name) }
 
 // systemBin are the system's folders of programs, read-only to an enclosed
 // agent (docs/security.md), where launchers are looked for before PATH.

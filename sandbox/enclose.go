@@ -212,14 +212,17 @@ func (e Enclosure) Wrap(readOnly string, writable []string, argv []string) []str
 	// or a program is bound onto itself: a mount point cannot be renamed,
 	// so the agent cannot move one aside and put a copy of its own at the
 	// path the supervisor later opens by name.
-	// A setting folder that holds the campaign (settings kept under the
-	// studies' folder) would make its writable folders read-only: left
-	// out of this launch.
-	pinned := slices.DeleteFunc(append(append(slices.Clone(e.programs), e.settings...), e.hidden...), func(p string) bool {
-		return within(readOnly, p)
-	})
-	for _, a := range pathsToPin(append([]string{readOnly}, pinned...), e.open) {
+	// A settings folder that holds the campaign (settings kept under the
+	// studies' folder) is bound read-only before the campaign, so that the
+	// campaign's writable folders stay writable inside it.
+	all := append(append(slices.Clone(e.programs), e.settings...), e.hidden...)
+	holders := slices.DeleteFunc(slices.Clone(all), func(p string) bool { return !within(readOnly, p) })
+	pinned := slices.DeleteFunc(all, func(p string) bool { return within(readOnly, p) })
+	for _, a := range pathsToPin(append([]string{readOnly}, all...), e.open) {
 		out = append(out, "--bind", a, a)
+	}
+	for _, h := range holders {
+		out = append(out, "--ro-bind", h, h)
 	}
 	out = append(out, "--ro-bind", readOnly, readOnly) // after the host's: a campaign in /tmp stays read-only
 	for _, w := range writable {

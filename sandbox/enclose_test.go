@@ -118,3 +118,37 @@ try beside 'echo mine > beside'`
 		}
 	}
 }
+
+// TestSettingsFolderHoldingTheCampaign: a settings folder that holds the
+// campaign folder is read-only to the agent, while the campaign's writable
+// folder inside it stays writable.
+func TestSettingsFolderHoldingTheCampaign(t *testing.T) {
+	if !Probe(context.Background(), Bubblewrap).Available {
+		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+	}
+	e, err := testEnclosure(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := t.TempDir()
+	e.open = []string{open}
+	settings := filepath.Join(open, "config")
+	campaign := filepath.Join(settings, "studies", "c1")
+	research := filepath.Join(campaign, "research")
+	if err := os.MkdirAll(research, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e = e.WithSettings(settings)
+	script := `S=$1 R=$2
+try() { if ( eval "$2" ) 2>/dev/null; then echo "$1 written"; else echo "$1 refused"; fi; }
+try settings 'echo forged > "$S/workers.json"'
+try research 'echo mine > "$R/notes.txt"'`
+	argv := e.Wrap(campaign, []string{research}, []string{"sh", "-c", script, "sh", settings, research})
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("enclosed script: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "settings refused\nresearch written" {
+		t.Errorf("got:\n%s\nwant the settings folder refused and research/ written", got)
+	}
+}

@@ -153,11 +153,11 @@ func (t *Tx) Head() (Event, error) {
 	return ev, nil
 }
 
-// NewestOfType is the newest event of type typ with seq <= atMost, and
-// whether there is one.
-func (t *Tx) NewestOfType(typ string, atMost int64) (Event, bool, error) {
+// NewestOfTypes is the newest event of one of two types with seq <=
+// atMost, and whether there is one.
+func (t *Tx) NewestOfTypes(a, b string, atMost int64) (Event, bool, error) {
 	rows, err := t.tx.QueryContext(t.ctx, "SELECT seq, time, type, payload, prev_hash, hash FROM events"+
-		" WHERE type = ? AND seq <= ? ORDER BY seq DESC LIMIT 1", typ, atMost)
+		" WHERE type IN (?, ?) AND seq <= ? ORDER BY seq DESC LIMIT 1", a, b, atMost)
 	if err != nil {
 		return Event{}, false, fmt.Errorf("read events: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/simjecture/simjecture/sandbox"
 )
 
 // ErrUnreachable is transport uncertainty: the worker could not be reached
@@ -92,7 +94,7 @@ func (t sshTarget) argv(ctl, remote string) []string {
 // command is the ssh process that runs remote on the worker, over this
 // process's master connection (started first when none runs).
 func (t sshTarget) command(ctx context.Context, remote string) (*exec.Cmd, error) {
-	ssh, err := exec.LookPath("ssh")
+	ssh, err := sandbox.SystemProgram("ssh")
 	if err != nil {
 		return nil, fmt.Errorf("the OpenSSH client (ssh) is not on PATH: install openssh-client: %w", err)
 	}
@@ -101,9 +103,15 @@ func (t sshTarget) command(ctx context.Context, remote string) (*exec.Cmd, error
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, ssh, t.argv(ctl, remote)...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = sshEnv()
 	return cmd, nil
 }
+
+// sshEnv is our ssh client's environment: ours, with ssh's messages in C
+// and SHELL=/bin/sh, since ssh runs LocalCommand, ProxyCommand and Match
+// exec through $SHELL, and a zsh or fish would read its start files in the
+// home (~/.zshenv), which an enclosed agent may write.
+func sshEnv() []string { return append(os.Environ(), "LC_ALL=C", "SHELL=/bin/sh") }
 
 // run runs a remote shell script with stdin and returns its stdout.
 func (t sshTarget) run(ctx context.Context, script string, stdin []byte) (string, error) {

@@ -18,20 +18,21 @@ import (
 // steer the supervisor's ssh as surely as through ~/.ssh/config. Paths
 // with ssh's %-tokens, and names that are not paths, are left out; a
 // program named by PATH is taken as PATH finds it now.
-func sshConfigFiles(home string) []string {
+func sshConfigFiles(home string) (files, includes []string) {
 	r := sshConfigReader{home: home}
 	r.read(filepath.Join(home, ".ssh", "config"), false, 0)
 	r.read("/etc/ssh/ssh_config", true, 0)
-	return r.out
+	return r.out, r.includes
 }
 
 // maxIncludeDepth is how deep Include is followed (ssh itself stops at 16).
 const maxIncludeDepth = 16
 
 type sshConfigReader struct {
-	home string
-	out  []string
-	seen []string
+	home     string
+	out      []string
+	includes []string // every Include pattern, absolute: what it matches may not grow
+	seen     []string
 }
 
 func (r *sshConfigReader) add(p string) {
@@ -60,14 +61,34 @@ func (r *sshConfigReader) read(path string, system bool, depth int) {
 				r.include(a, system, depth)
 			}
 		case "proxycommand", "knownhostscommand", "localcommand":
-			if len(args) > 0 {
-				r.add(r.program(args[0]))
+			r.command(args)
+		case "match":
+			for i, a := range args {
+				if strings.EqualFold(a, "exec") && i+1 < len(args) {
+					r.command(strings.Fields(args[i+1]))
+				}
 			}
-		case "identityfile", "certificatefile", "userknownhostsfile", "globalknownhostsfile":
+		case "identityfile", "certificatefile", "userknownhostsfile", "globalknownhostsfile", "revokedhostkeys",
+			"identityagent", "securitykeyprovider", "pkcs11provider":
 			for _, a := range args {
 				r.add(r.path(a))
 			}
 		}
+	}
+}
+
+// command pins what a command line runs: its program (a leading exec
+// skipped) and every other word that is a path (a script it hands over to).
+func (r *sshConfigReader) command(words []string) {
+	if len(words) > 0 && words[0] == "exec" {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return
+	}
+	r.add(r.program(words[0]))
+	for _, w := range words[1:] {
+		r.add(r.path(w))
 	}
 }
 
@@ -80,6 +101,12 @@ func (r *sshConfigReader) include(arg string, system bool, depth int) {
 			base = "/etc/ssh"
 		}
 		p = filepath.Join(base, arg)
+	}
+	if p == "" {
+		return
+	}
+	if !slices.Contains(r.includes, p) {
+		r.includes = append(r.includes, p)
 	}
 	matches, _ := filepath.Glob(p)
 	for _, m := range matches {
@@ -133,6 +160,9 @@ func sshConfigLine(line string) (string, []string) {
 		line = line[:eq] + " " + line[eq+1:] // key=value
 	}
 	key, rest, _ := strings.Cut(line, " ")
+	if t := strings.TrimSpace(rest); strings.HasPrefix(t, "=") { // key = value
+		rest = t[1:]
+	}
 	var args []string
 	for rest = strings.TrimSpace(rest); rest != ""; rest = strings.TrimSpace(rest) {
 		if rest[0] == '"' {

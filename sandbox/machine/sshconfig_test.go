@@ -8,8 +8,10 @@ import (
 )
 
 // TestSSHConfigFiles: the files an ssh configuration includes (relative,
-// absolute, globbed, nested), the programs its commands run and the key
-// and known-hosts files it names are found; %-tokens and "none" are not.
+// absolute, globbed, nested), the programs and scripts its commands run
+// (Match exec, "key = value", a leading exec), and the key, provider,
+// agent and known-hosts files it names are found; %-tokens and "none" are
+// not.
 func TestSSHConfigFiles(t *testing.T) {
 	home := t.TempDir()
 	ssh := filepath.Join(home, ".ssh")
@@ -34,12 +36,15 @@ func TestSSHConfigFiles(t *testing.T) {
 		"Host *\n  ControlPath %d/.ssh/cm-%C\n  UserKnownHostsFile ~/.ssh/kh \"/srv/shared known_hosts\"\n  ProxyJump none\n")
 	write(filepath.Join(other, "config"), "Host orb\n  IdentityFile %d/.orbstack/key\n  Include "+filepath.Join(home, "deeper.conf")+"\n")
 	write(filepath.Join(home, "deeper.conf"), "CertificateFile ~/.ssh/id_gpu-cert.pub\n")
-	write(filepath.Join(ssh, "conf.d", "a.conf"), "KnownHostsCommand /usr/bin/true\n")
+	write(filepath.Join(ssh, "conf.d", "a.conf"), "KnownHostsCommand /usr/bin/true\n"+
+		"Host eq\n  ProxyCommand = exec ~/bin/proxy-eq %h %p\n  LocalCommand /bin/sh ~/bin/p.sh\n"+
+		"Match host w1 exec \"~/bin/match-check %h\"\n  PKCS11Provider ~/lib/p11.so\n  IdentityAgent ~/.agent.sock\n")
 	write(proxy, "#!/bin/sh\n")
-	got := sshConfigFiles(home)
+	got, _ := sshConfigFiles(home)
 	for _, want := range []string{filepath.Join(other, "config"), filepath.Join(home, "deeper.conf"), filepath.Join(ssh, "conf.d", "a.conf"),
 		proxy, filepath.Join(ssh, "id_gpu"), filepath.Join(ssh, "kh"), "/srv/shared known_hosts", filepath.Join(ssh, "id_gpu-cert.pub"),
-		"/usr/bin/true"} {
+		"/usr/bin/true", filepath.Join(home, "bin", "proxy-eq"), filepath.Join(home, "bin", "p.sh"), filepath.Join(home, "bin", "match-check"),
+		filepath.Join(home, "lib", "p11.so"), filepath.Join(home, ".agent.sock")} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%s not among %q", want, got)
 		}

@@ -5,6 +5,8 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+
+	"github.com/simjecture/simjecture/sandbox"
 )
 
 // The files and folders the system ssh client of ours reads for a profile
@@ -31,10 +33,27 @@ func (p Profile) SSHSettings() []string {
 	}
 	var out []string
 	for _, home := range homes() {
-		out = append(out, filepath.Join(home, ".ssh"))
-		out = append(out, sshConfigFiles(home)...)
+		files, _ := sshConfigFiles(home)
+		out = append(out, filepath.Join(home, ".ssh"), filepath.Join(home, ".ssh", "config")) // the file too: a symlink binds where it leads
+		out = append(out, files...)
 	}
 	return append(out, sshTarget{p: p}.knownHosts())
+}
+
+// SSHIncludes are the patterns, absolute, of the files p's ssh
+// configuration includes: what each matches may not grow (an agent could
+// otherwise write the file a missing Include names). None for a profile
+// not reached over ssh.
+func (p Profile) SSHIncludes() []string {
+	if !p.ReachedOverSSH() {
+		return nil
+	}
+	var out []string
+	for _, home := range homes() {
+		_, includes := sshConfigFiles(home)
+		out = append(out, includes...)
+	}
+	return out
 }
 
 // SSHSecrets are what lets a process of this account act on p as the
@@ -64,6 +83,31 @@ func homes() []string {
 	}
 	if u, err := user.Current(); err == nil && u.HomeDir != "" && !slices.Contains(out, u.HomeDir) {
 		out = append(out, u.HomeDir)
+	}
+	return out
+}
+
+// slurmClients are the Slurm commands the supervisor runs on this host
+// for a Slurm cluster reached without a login host.
+var slurmClients = []string{"sbatch", "squeue", "sacct", "scancel", "sinfo"}
+
+// Programs are the programs the supervisor runs on this host to reach p,
+// as it finds them (the system's folders first): ssh for a profile reached
+// over ssh, the Slurm clients for a cluster reached from here. The study
+// pins them with its other programs.
+func (p Profile) Programs() []string {
+	var names []string
+	switch {
+	case p.ReachedOverSSH():
+		names = []string{"ssh"}
+	case p.Kind == KindSlurm:
+		names = slurmClients
+	}
+	var out []string
+	for _, n := range names {
+		if path, err := sandbox.SystemProgram(n); err == nil {
+			out = append(out, path)
+		}
 	}
 	return out
 }

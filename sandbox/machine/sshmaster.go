@@ -106,7 +106,7 @@ func (t sshTarget) startMaster(ssh, ctl string) *master {
 	sweepOnce.Do(func() { sweepControlDir(filepath.Dir(ctl)) })
 	_ = os.Remove(ctl) // left by a killed master, or an earlier process with our pid
 	cmd := exec.Command(ssh, t.masterArgv(ctl)...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = sshEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stderr := &tailBuffer{}
 	cmd.Stderr = stderr

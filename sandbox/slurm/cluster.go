@@ -57,7 +57,11 @@ type Local struct{ Env []string }
 // Output runs name with args and returns its standard output; an error
 // carries the command's standard error.
 func (l Local) Output(ctx context.Context, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	prog, err := sandbox.SystemProgram(name) // the system's first: an agent may write a folder early on PATH
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = l.Env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
