@@ -205,7 +205,7 @@ func (sp *settingPins) check() error {
 		if p.glob != "" {
 			for _, n := range listing(p.path, p.glob) {
 				if !slices.Contains(p.names, n) {
-					return fmt.Errorf("%s %s appeared since this supervisor started; an agent may have written it, so nothing more is launched: check it, then resume", p.what, filepath.Join(p.path, n))
+					return settingChanged(p.what, filepath.Join(p.path, n), "appeared", "written it")
 				}
 			}
 			continue
@@ -213,14 +213,22 @@ func (sp *settingPins) check() error {
 		switch real := settingState(p.path); {
 		case real == p.real:
 		case p.real == "":
-			return fmt.Errorf("%s %s appeared since this supervisor started; an agent may have written it, so nothing more is launched: check it, then resume", p.what, p.path)
+			return settingChanged(p.what, p.path, "appeared", "written it")
 		case real == "":
-			return fmt.Errorf("%s %s is gone since this supervisor started; an agent may have moved it, so nothing more is launched: check it, then resume", p.what, p.path)
+			return settingChanged(p.what, p.path, "is gone", "moved it")
 		default:
-			return fmt.Errorf("%s %s now leads to %s, not %s as when this supervisor started; an agent may have re-pointed it, so nothing more is launched: check it, then resume", p.what, p.path, real, p.real)
+			return settingChanged(p.what, p.path, fmt.Sprintf("leads to %s, not to %s as it did", real, p.real), "re-pointed it")
 		}
 	}
 	return nil
+}
+
+// settingChanged says that the setting at path of kind what changed
+// (how: "appeared", "is gone", "leads to …, not to … as it did") since this supervisor
+// started, and what an agent may have done.
+func settingChanged(what, path, how, done string) error {
+	return fmt.Errorf("%s %s %s since this supervisor started; an agent may have %s, so nothing more is launched: check it, then resume",
+		what, path, how, done)
 }
 
 // codexSettings are what the Codex CLI reads from its home ($CODEX_HOME,

@@ -126,19 +126,7 @@ func (e Enclosure) WithPrograms(paths ...string) Enclosure {
 // before every launch that it still leads there: the link itself stays in a
 // folder the agent may write).
 func (e Enclosure) WithSettings(paths ...string) Enclosure {
-	e.settings = nil
-	for _, p := range paths {
-		real, err := filepath.EvalSymlinks(p)
-		// A folder holding one the agent may write (a settings folder
-		// set to the home) would take its home away: left out.
-		holdsOpen := slices.ContainsFunc(e.open, func(h string) bool { return err == nil && within(h, real) })
-		if err != nil || !filepath.IsAbs(real) || holdsOpen || slices.Contains(e.settings, real) {
-			continue
-		}
-		if st, err := os.Stat(real); err == nil && (st.Mode().IsRegular() || st.IsDir()) {
-			e.settings = append(e.settings, real)
-		}
-	}
+	e.settings = e.bindable(paths)
 	return e
 }
 
@@ -149,18 +137,26 @@ func (e Enclosure) WithSettings(paths ...string) Enclosure {
 // key it logs in with). A path that does not exist now, or that holds a
 // folder the agent may write, is left out.
 func (e Enclosure) WithHidden(paths ...string) Enclosure {
-	e.hidden = nil
+	e.hidden = e.bindable(paths)
+	return e
+}
+
+// bindable are paths resolved (symlinks followed), without repeats, those
+// that are now a file or a folder and hold no folder the agent may write
+// (a settings folder set to the home would take its home away).
+func (e Enclosure) bindable(paths []string) []string {
+	var out []string
 	for _, p := range paths {
 		real, err := filepath.EvalSymlinks(p)
-		holdsOpen := slices.ContainsFunc(e.open, func(h string) bool { return err == nil && within(h, real) })
-		if err != nil || !filepath.IsAbs(real) || holdsOpen || slices.Contains(e.hidden, real) {
+		if err != nil || !filepath.IsAbs(real) || slices.Contains(out, real) ||
+			slices.ContainsFunc(e.open, func(h string) bool { return within(h, real) }) {
 			continue
 		}
 		if st, err := os.Stat(real); err == nil && (st.Mode().IsRegular() || st.IsDir()) {
-			e.hidden = append(e.hidden, real)
+			out = append(out, real)
 		}
 	}
-	return e
+	return out
 }
 
 // ProbeEnclosure probes Bubblewrap once; the enclosure is available where

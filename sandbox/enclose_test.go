@@ -63,15 +63,7 @@ func TestLaunchersBeforePATH(t *testing.T) {
 // enclosed agent, which still writes next to them; a settings folder that
 // holds one the agent may write is left out (its home stays writable).
 func TestSettingsAreReadOnly(t *testing.T) {
-	if !Probe(context.Background(), Bubblewrap).Available {
-		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
-	}
-	e, err := testEnclosure(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := t.TempDir()
-	e.open = []string{open}
+	e, open := enclosureWithOpenFolder(t)
 	folder, file, real := filepath.Join(open, "ssh"), filepath.Join(open, "known_hosts"), filepath.Join(open, "dotfiles")
 	for _, d := range []string{folder, real} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -101,12 +93,8 @@ try file-write 'echo forged > known_hosts'
 try file-rename 'echo forged > kh.new && mv kh.new known_hosts'
 try link-write 'echo forged > linked/config'
 try beside 'echo mine > beside'`
-	argv := e.Wrap(campaign, nil, []string{"sh", "-c", script, "sh", open})
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("enclosed script: %v\n%s", err, out)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	out := runEnclosed(t, e.Wrap(campaign, nil, []string{"sh", "-c", script, "sh", open}))
+	for _, line := range strings.Split(out, "\n") {
 		name, verdict, _ := strings.Cut(line, " ")
 		if want := map[bool]string{true: "written", false: "refused"}[name == "beside"]; verdict != want {
 			t.Errorf("%s: %s, want %s", name, verdict, want)
@@ -123,15 +111,7 @@ try beside 'echo mine > beside'`
 // campaign folder is read-only to the agent, while the campaign's writable
 // folder inside it stays writable.
 func TestSettingsFolderHoldingTheCampaign(t *testing.T) {
-	if !Probe(context.Background(), Bubblewrap).Available {
-		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
-	}
-	e, err := testEnclosure(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := t.TempDir()
-	e.open = []string{open}
+	e, open := enclosureWithOpenFolder(t)
 	settings := filepath.Join(open, "config")
 	campaign := filepath.Join(settings, "studies", "c1")
 	research := filepath.Join(campaign, "research")
@@ -143,12 +123,34 @@ func TestSettingsFolderHoldingTheCampaign(t *testing.T) {
 try() { if ( eval "$2" ) 2>/dev/null; then echo "$1 written"; else echo "$1 refused"; fi; }
 try settings 'echo forged > "$S/workers.json"'
 try research 'echo mine > "$R/notes.txt"'`
-	argv := e.Wrap(campaign, []string{research}, []string{"sh", "-c", script, "sh", settings, research})
+	out := runEnclosed(t, e.Wrap(campaign, []string{research}, []string{"sh", "-c", script, "sh", settings, research}))
+	if got := out; got != "settings refused\nresearch written" {
+		t.Errorf("got:\n%s\nwant the settings folder refused and research/ written", got)
+	}
+}
+
+// enclosureWithOpenFolder is a real enclosure whose only folder the agent
+// may write is a new temporary one (skipped where Bubblewrap does not work).
+func enclosureWithOpenFolder(t *testing.T) (Enclosure, string) {
+	t.Helper()
+	if !Probe(context.Background(), Bubblewrap).Available {
+		t.Skip("Bubblewrap is not usable here: the enclosure does not apply")
+	}
+	e, err := testEnclosure(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := t.TempDir()
+	e.open = []string{open}
+	return e, open
+}
+
+// runEnclosed runs an enclosed launch line and returns its output, trimmed.
+func runEnclosed(t *testing.T, argv []string) string {
+	t.Helper()
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("enclosed script: %v\n%s", err, out)
 	}
-	if got := strings.TrimSpace(string(out)); got != "settings refused\nresearch written" {
-		t.Errorf("got:\n%s\nwant the settings folder refused and research/ written", got)
-	}
+	return strings.TrimSpace(string(out))
 }
