@@ -71,7 +71,7 @@ func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 			a = append(a, "--ro-bind", e.src, e.dst)
 		}
 	}
-	a = append(a, "--dev", "/dev")
+	a = append(a, devArgs()...)
 	a = append(a, shmArgs(s)...)
 	a = append(a, "--proc", "/proc",
 		"--bind", lay.tmp, VirtualTmp, "--bind", lay.work, VirtualWork)
@@ -84,6 +84,29 @@ func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 		a = append(a, "--setenv", k, v)
 	}
 	return append(append(a, "--"), s.Command...)
+}
+
+// devNodes are the host devices an experiment's /dev holds.
+var devNodes = []string{"null", "zero", "full", "urandom"}
+
+// devArgs makes the experiment's /dev: a tmpfs holding devNodes (bound
+// from the host), random as a link to urandom (the same generator since
+// Linux 5.6, once it is seeded at boot), and the fd links. There is no tty
+// (the experiment runs in a session of its own, without a terminal) and no
+// devpts. bwrap's --dev would bind tty and random too and mount a devpts:
+// every bind costs bwrap a read of the whole mount table, 60–80 µs on the
+// AMD EPYC host of session 11, where these two binds were 0.1–0.2 ms of a
+// 3.5 ms bare launch.
+func devArgs() []string {
+	a := []string{"--tmpfs", "/dev"}
+	for _, d := range devNodes {
+		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
+	}
+	a = append(a, "--symlink", "urandom", "/dev/random", "--symlink", "/proc/self/fd", "/dev/fd")
+	for i, name := range []string{"stdin", "stdout", "stderr"} {
+		a = append(a, "--symlink", "/proc/self/fd/"+strconv.Itoa(i), "/dev/"+name)
+	}
+	return a
 }
 
 // shmArgs mounts the experiment's /dev/shm: a tmpfs of its own, capped at

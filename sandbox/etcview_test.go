@@ -14,9 +14,10 @@ import (
 
 // fakeEtc makes a host /etc of its own: some etcItems (files, a folder of
 // symlinks with a FIFO, a folder of files, a top-level symlink), one item
-// missing, and files that must never be shown. With big, alternatives
-// holds more than etcCopyMax entries.
-func fakeEtc(t *testing.T, big bool) string {
+// missing, and files that must never be shown. many says which folder holds
+// more than etcCopyMax entries: "symlinks" (alternatives), "files"
+// (ld.so.conf.d) or neither ("").
+func fakeEtc(t *testing.T, many string) string {
 	t.Helper()
 	src := t.TempDir()
 	for name, body := range map[string]string{
@@ -32,8 +33,13 @@ func fakeEtc(t *testing.T, big bool) string {
 	must(t, os.Symlink("/usr/bin/python3", filepath.Join(src, "alternatives", "python")))
 	must(t, syscall.Mkfifo(filepath.Join(src, "alternatives", "fifo"), 0o644))
 	must(t, os.Symlink("/usr/share/zoneinfo/Etc/UTC", filepath.Join(src, "localtime")))
-	for i := 0; big && i < etcCopyMax; i++ {
-		must(t, os.Symlink("/usr/bin/true", filepath.Join(src, "alternatives", "tool"+strconv.Itoa(i))))
+	for i := 0; i < etcCopyMax; i++ {
+		switch name := "x" + strconv.Itoa(i); many {
+		case "symlinks":
+			must(t, os.Symlink("/usr/bin/true", filepath.Join(src, "alternatives", name)))
+		case "files":
+			must(t, os.WriteFile(filepath.Join(src, "ld.so.conf.d", name+".conf"), nil, 0o644))
+		}
 	}
 	return src
 }
@@ -63,27 +69,32 @@ func tree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// The view holds the items and only them; a big item folder is an empty
-// folder of the view, to be bound over.
+// The view holds the items and only them; an item folder with more than
+// etcCopyMax entries other than symlinks is an empty folder of the view, to
+// be bound over, and a folder of many symlinks is copied.
 func TestEtcViewCopiesOnlyTheItems(t *testing.T) {
-	for _, big := range []bool{false, true} {
-		t.Run("big="+strconv.FormatBool(big), func(t *testing.T) {
-			src := fakeEtc(t, big)
+	for _, many := range []string{"", "symlinks", "files"} {
+		t.Run("many="+many, func(t *testing.T) {
+			src := fakeEtc(t, many)
 			views := etcViews{src: src, byParent: map[string]*etcView{}}
 			v, err := views.acquire(t.TempDir())
 			must(t, err)
 			defer views.release(v)
 			want := tree(t, src)
 			for rel := range want {
-				if rel == "shadow" || rel == "hostname" || rel == "alternatives/fifo" || big && filepath.Dir(rel) == "alternatives" {
+				if rel == "shadow" || rel == "hostname" || rel == "alternatives/fifo" || many == "files" && filepath.Dir(rel) == "ld.so.conf.d" {
 					delete(want, rel)
 				}
 			}
 			if got := tree(t, v.dir); !maps.Equal(got, want) {
 				t.Errorf("view holds %v, want %v", got, want)
 			}
-			if wantBinds := []string{filepath.Join(src, "alternatives")}; big != slices.Equal(v.binds, wantBinds) || !big && len(v.binds) > 0 {
-				t.Errorf("folders bound on their own: %v (big %v)", v.binds, big)
+			var wantBinds []string
+			if many == "files" {
+				wantBinds = []string{filepath.Join(src, "ld.so.conf.d")}
+			}
+			if !slices.Equal(v.binds, wantBinds) {
+				t.Errorf("folders bound on their own: %v, want %v", v.binds, wantBinds)
 			}
 			if info, err := os.Stat(v.dir); err != nil || info.Mode().Perm() != 0o555 {
 				t.Errorf("view folder: %v %v, want mode 0555", info, err)
@@ -115,7 +126,7 @@ func TestEtcViewIsRemadeWhenHostOrCopyChanges(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := fakeEtc(t, false)
+			src := fakeEtc(t, "")
 			views := etcViews{src: src, byParent: map[string]*etcView{}}
 			parent := t.TempDir()
 			first, err := views.acquire(parent)
@@ -154,7 +165,7 @@ func appendTo(t *testing.T, path string) {
 // A view replaced while a launch still holds it stays until that launch
 // lets go; settle removes the rest.
 func TestEtcViewKeptWhileHeld(t *testing.T) {
-	src := fakeEtc(t, false)
+	src := fakeEtc(t, "")
 	views := etcViews{src: src, byParent: map[string]*etcView{}}
 	parent := t.TempDir()
 	held, err := views.acquire(parent)
@@ -253,6 +264,9 @@ func TestBwrapLaunchBindsOneEtcView(t *testing.T) {
 	v := etcCopies.byParent[filepath.Dir(spec.RunDir)]
 	etcCopies.mu.Unlock()
 	want := []string{"--ro-bind " + v.dir + " /etc"}
+	if slices.Contains(v.binds, "/etc/alternatives") {
+		t.Error("/etc/alternatives, a folder of symlinks, is bound on its own rather than copied")
+	}
 	for _, p := range v.binds {
 		want = append(want, "--ro-bind "+p+" /etc/"+filepath.Base(p))
 	}
