@@ -96,26 +96,11 @@ func newCgroup(parent string, memory int64, tag uint64) *cgroup {
 	if parent == "" {
 		return nil
 	}
-	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d", runCgroups, os.Getpid(), tag))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	cg, kill := makeCgroup(filepath.Join(parent, runCgroupName(tag)))
+	if cg == nil {
 		return nil
 	}
-	cg := &cgroup{dir: dir, fd: -1}
-	if memory > 0 {
-		v := []byte(strconv.FormatInt(memory, 10))
-		cg.memory = writeCgroupFile(filepath.Join(dir, "memory.max"), v) == nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil && !cg.memory {
-		cg.remove() // before Linux 5.14: nothing to add to the watchdog
-		return nil
-	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		cg.remove()
-		return nil
-	}
-	cg.fd = fd
-	return cg
+	return cg.limit(memory, kill)
 }
 
 // writeCgroupFile writes an existing cgroup interface file (never creates one).

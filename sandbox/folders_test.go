@@ -175,7 +175,7 @@ func TestRecycleRunFolder(t *testing.T) {
 					t.Errorf("%s: %v %v, want mode %o", p, info, err, mode)
 				}
 			}
-			if names, _ := readDirNames(spare); len(names) != 4 {
+			if names, _ := readDirNames(spare); len(names) != 4+sealBlanks {
 				t.Errorf("spare holds %v", names)
 			}
 			f.spares[parent] = []string{spare}

@@ -105,17 +105,21 @@ func copyAndHash(src, dst string, perm os.FileMode) (string, int64, error) {
 		return "", 0, fmt.Errorf("seal: %w", err)
 	}
 	defer in.Close()
-	return copyFileAndHash(in, info, dst, perm)
+	return copyFileAndHash(in, info, dst, perm, nil)
 }
 
-// copyFileAndHash is copyAndHash from an open file whose fstat is info.
-func copyFileAndHash(in *os.File, info os.FileInfo, dst string, perm os.FileMode) (string, int64, error) {
+// copyFileAndHash is copyAndHash from an open file whose fstat is info,
+// into one of b's blanks when one can be used.
+func copyFileAndHash(in *os.File, info os.FileInfo, dst string, perm os.FileMode, b *blanks) (string, int64, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", 0, fmt.Errorf("seal: %w", err)
 	}
-	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", 0, fmt.Errorf("seal: %w", err)
+	out, ok := b.openBlank(dst)
+	if !ok {
+		var err error
+		if out, err = os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+			return "", 0, fmt.Errorf("seal: %w", err)
+		}
 	}
 	defer out.Close()
 	sum, n, err := copyThenHash(in, info, out)

@@ -37,7 +37,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	reuse := false // the run folder may become the next run's: no process of the run is left
 	defer func() { folders.discard(lay.run, reuse) }()
-	sealed, err := sealAll(spec, lay.work)
+	sealed, err := sealAll(spec, lay.work, &blanks{lay: lay})
 	if err != nil {
 		return Result{}, err
 	}

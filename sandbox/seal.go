@@ -22,7 +22,7 @@ type sealedCopy struct {
 // recorded hash and removes its write bits. Every file is opened and
 // checked first: sealed files that together are larger than the workspace
 // limit (they are copied into it) are refused before anything is copied.
-func sealAll(s Spec, work string) ([]sealedCopy, error) {
+func sealAll(s Spec, work string, b *blanks) ([]sealedCopy, error) {
 	open, err := openSealed(s)
 	defer func() {
 		for _, o := range open {
@@ -34,7 +34,7 @@ func sealAll(s Spec, work string) ([]sealedCopy, error) {
 	}
 	out := make([]sealedCopy, 0, len(open))
 	for _, o := range open {
-		c, err := sealOne(o, work)
+		c, err := sealOne(o, work, b)
 		if err != nil {
 			return nil, err
 		}
@@ -78,13 +78,13 @@ func openSealed(s Spec) ([]openedSeal, error) {
 // a symlink and checked with fstat: the type, mode and bytes all come from
 // the file that was checked, never from its name again, and the copy stops
 // at the size that was checked.
-func sealOne(o openedSeal, work string) (sealedCopy, error) {
+func sealOne(o openedSeal, work string, b *blanks) (sealedCopy, error) {
 	perm := fs.FileMode(0o444)
 	if o.info.Mode()&0o111 != 0 {
 		perm = 0o555
 	}
 	dst := filepath.Join(work, filepath.FromSlash(o.f.Rel))
-	sum, _, err := copyFileAndHash(o.in, o.info, dst, perm)
+	sum, _, err := copyFileAndHash(o.in, o.info, dst, perm, b)
 	if err != nil {
 		return sealedCopy{}, err
 	}

@@ -30,7 +30,7 @@ func TestSealAllRefusesOverTheWorkspace(t *testing.T) {
 	spec := Spec{WorkspaceBytes: 64 << 20, Sealed: []SealedFile{
 		{Rel: "a/small.txt", HostPath: small, SHA256: sums[small]}, {Rel: "b/big.bin", HostPath: big, SHA256: sums[big]}}}
 	work := t.TempDir()
-	_, err := sealAll(spec, work)
+	_, err := sealAll(spec, work, nil)
 	if !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "b/big.bin") || !strings.Contains(err.Error(), "67108869 bytes") {
 		t.Fatalf("over the workspace: %v", err)
 	}
@@ -38,7 +38,7 @@ func TestSealAllRefusesOverTheWorkspace(t *testing.T) {
 		t.Fatalf("refused, yet %d entries were copied into work/", len(names))
 	}
 	spec.WorkspaceBytes = 64<<20 + 5
-	if _, err := sealAll(spec, t.TempDir()); err != nil {
+	if _, err := sealAll(spec, t.TempDir(), nil); err != nil {
 		t.Fatalf("at the limit: %v", err)
 	}
 }
@@ -66,7 +66,7 @@ func TestSealOneOpensTheCheckedFile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			work := t.TempDir()
-			all, err := sealAll(Spec{Sealed: []SealedFile{{Rel: "in.txt", HostPath: c.host, SHA256: sum}}, WorkspaceBytes: 1 << 20}, work)
+			all, err := sealAll(Spec{Sealed: []SealedFile{{Rel: "in.txt", HostPath: c.host, SHA256: sum}}, WorkspaceBytes: 1 << 20}, work, nil)
 			switch {
 			case c.want == nil && err != nil:
 				t.Fatal(err)

@@ -77,11 +77,13 @@ func serveMain(args []string) int {
 	wg.Go(func() { r.signals(sigs, done) })
 	in := pollableStdin()
 	wg.Go(func() { r.read(in) })
+	go r.srv.refillCgroup() // the first run's
 	<-r.srv.gone
 	r.mu.Lock()
 	r.stopping = true
 	r.mu.Unlock()
 	r.runs.Wait()
+	r.srv.dropSpareCgroup()
 	r.srv.sweep()
 	signal.Stop(sigs)
 	close(done)
@@ -181,6 +183,7 @@ func (r *runner) start(req runnerRequest) {
 		defer r.runs.Done()
 		r.reply(req.ID, w.supervise())
 		w.cg.remove()
+		r.srv.refillCgroup()
 	}()
 }
 

@@ -30,6 +30,7 @@ type server struct {
 	self      int
 	gone      chan struct{} // closed when the parent died or stdin closed
 	cgroups   cgroupSetup
+	spareCg   cgroupSpare              // the next run's cgroup, made ahead (cgspare.go)
 	kidsFile  func() (int, error)      // our main thread's children file, opened once
 	devNull   func() (*os.File, error) // /dev/null, every target's stdin, opened once
 	stopOnce  sync.Once

@@ -76,7 +76,7 @@ func (w *watchdog) run() helperReport {
 // the reason in w.rep, when the target could not be started.
 func (w *watchdog) open() bool {
 	w.srv.begin(w)
-	w.cg = newCgroup(w.srv.cgroups.v2Dir, w.cfg.Memory, w.id)
+	w.cg = w.srv.takeCgroup(w.cfg.Memory, w.id)
 	w.rep.Containment = containment(w.cg, w.srv.cgroups.pids)
 	w.start = time.Now()
 	err := w.launch()
