@@ -53,7 +53,7 @@ func launchBubblewrap(s Spec, lay layout, cfg *helperConfig) error {
 // over it; nil binds the host's etcItems one by one instead.
 func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 	a := []string{bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-		"--clearenv", "--cap-drop", "ALL"}
+		"--clearenv", "--cap-drop", "ALL", "--size", viewTmpfsBytes, "--tmpfs", "/"}
 	view := baseView()
 	if etc != nil {
 		a = append(a, "--ro-bind", etc.dir, "/etc")
@@ -86,11 +86,17 @@ func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 	return append(append(a, "--"), s.Command...)
 }
 
+// viewTmpfsBytes caps the tmpfs at / and the one at /dev (as a --size
+// argument). Their pages are memory no process maps, which the watchdog
+// does not count: bwrap's own root tmpfs and --dev's were each half the
+// RAM, written freely by the experiment. Mount points and links use none.
+const viewTmpfsBytes = "1048576"
+
 // devNodes are the host devices an experiment's /dev holds.
 var devNodes = []string{"null", "zero", "full", "urandom"}
 
-// devArgs makes the experiment's /dev: a tmpfs holding devNodes (bound
-// from the host), random as a link to urandom (the same generator since
+// devArgs makes the experiment's /dev: a tmpfs of viewTmpfsBytes holding
+// devNodes (bound from the host), random as a link to urandom (the same generator since
 // Linux 5.6, once it is seeded at boot), and the fd links. There is no tty
 // (the experiment runs in a session of its own, without a terminal) and no
 // devpts. bwrap's --dev would bind tty and random too and mount a devpts:
@@ -98,7 +104,7 @@ var devNodes = []string{"null", "zero", "full", "urandom"}
 // AMD EPYC host of session 11, where these two binds were 0.1–0.2 ms of a
 // 3.5 ms bare launch.
 func devArgs() []string {
-	a := []string{"--tmpfs", "/dev"}
+	a := []string{"--size", viewTmpfsBytes, "--tmpfs", "/dev"}
 	for _, d := range devNodes {
 		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
 	}

@@ -21,12 +21,21 @@ try:
 except OSError as e:
     r["full"] = e.strerror
 r["stdout"] = os.write(os.open("/dev/stdout", os.O_WRONLY), b"to stdout\n")
+for p in ("/big", "/dev/big"):
+    try:
+        with open(p, "wb") as f:
+            f.write(b"x" * (2 << 20))
+        r[p] = "written"
+    except OSError as e:
+        r[p] = e.strerror
+
 json.dump(r, open("out/dev.json", "w"))
 `
 
 // Under Bubblewrap, /dev holds the null, zero, full and urandom devices,
 // random as a link to urandom, the fd links and the shm folder, and each
-// device works; there is no tty and no devpts.
+// device works; there is no tty and no devpts. Neither / nor /dev takes
+// more than a mebibyte (their pages would be memory no limit counts).
 func TestBubblewrapDevHoldsItsDevices(t *testing.T) {
 	requireRoot(t)
 	want := map[string]string{"null": "char", "zero": "char", "full": "char", "urandom": "char", "random": "urandom",
@@ -44,12 +53,15 @@ func TestBubblewrapDevHoldsItsDevices(t *testing.T) {
 				Null, Urandom, Random int
 				Zero, Full            string
 				Stdout                int
+				Big                   string `json:"/big"`
+				DevBig                string `json:"/dev/big"`
 			}
 			must(t, json.Unmarshal([]byte(readArtifact(t, spec, "out/dev.json")), &r))
 			if !maps.Equal(r.Dev, want) {
 				t.Errorf("/dev holds %v, want %v", r.Dev, want)
 			}
-			if r.Null != 1 || r.Zero != "00000000" || r.Urandom != 16 || r.Random != 16 || r.Full != "No space left on device" || r.Stdout != 10 {
+			if r.Null != 1 || r.Zero != "00000000" || r.Urandom != 16 || r.Random != 16 || r.Full != "No space left on device" || r.Stdout != 10 ||
+				r.Big != "No space left on device" || r.DevBig != "No space left on device" {
 				t.Errorf("devices: %+v", r)
 			}
 			if res.StdoutTail != "to stdout\n" {
