@@ -18,8 +18,11 @@ import (
 // run: making the copy took 0.2–0.8 ms on the AMD EPYC host of session 11
 // where the rename takes tens of microseconds. A blank is used only if,
 // opened without following a symlink, it is still a regular empty file
-// with one link; otherwise it is removed and the copy made as before. The
-// blanks a run did not use go with its folder (recycle makes new ones).
+// with one link that nothing else holds open (a write lease can be taken
+// on it: a process of the same account could otherwise have opened it, or
+// mapped it, before it became the copy); otherwise it is removed and the
+// copy made as before. The blanks a run did not use go with its folder
+// (recycle makes new ones).
 const sealBlanks = 2
 
 // blank is the path of spare blank i of the run folder.
@@ -27,11 +30,16 @@ func (l layout) blank(i int) string {
 	return filepath.Join(l.run, ".blank-"+strconv.Itoa(i))
 }
 
-// makeBlanks makes the run folder's blanks.
+// makeBlanks makes the run folder's blanks, never through a name already
+// there.
 func makeBlanks(lay layout) error {
 	var errs []error
 	for i := range sealBlanks {
-		errs = append(errs, os.WriteFile(lay.blank(i), nil, 0o600))
+		f, err := os.OpenFile(lay.blank(i), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err == nil {
+			err = f.Close()
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -51,7 +59,8 @@ type blanks struct {
 
 // openBlank renames the next blank to dst (never over an existing file)
 // and opens it for reading and writing. ok is false when no blank could be
-// used; dst is then as it was.
+// used; dst is then free again, but for a folder swapped in for the blank
+// after its check and holding something (the copy then fails on it).
 func (b *blanks) openBlank(dst string) (f *os.File, ok bool) {
 	if b == nil || b.next >= sealBlanks {
 		return nil, false
@@ -66,11 +75,23 @@ func (b *blanks) openBlank(dst string) (f *os.File, ok bool) {
 	}
 	f, err := os.OpenFile(dst, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err == nil {
-		if info, serr := f.Stat(); serr == nil && info.Mode().IsRegular() && info.Size() == 0 && nlink(info) == 1 {
+		if info, serr := f.Stat(); serr == nil && info.Mode().IsRegular() && info.Size() == 0 && nlink(info) == 1 && heldByNoOther(f) {
 			return f, true
 		}
 		_ = f.Close()
 	}
 	_ = os.Remove(dst) // not as made: it is not used, and dst is free again
 	return nil, false
+}
+
+// heldByNoOther reports whether f's file is open through no other file
+// description (a descriptor or a shared mapping elsewhere): a write lease
+// can be taken on it only then. The lease is let go at once.
+func heldByNoOther(f *os.File) bool {
+	fd := int(f.Fd())
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
+		return false
+	}
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
+	return err == nil
 }

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -52,38 +54,75 @@ func TestSealUsesTheSparesBlanks(t *testing.T) {
 	}
 }
 
-// A blank that is not as it was made (a symlink to a file outside, a hard
-// link to one, a file with bytes in it, a folder) is never written through:
-// the sealed copy is a new file with the input's bytes, and what the blank
-// led to is unchanged.
+// A blank that is not as it was made, or that something else holds open,
+// is never used: the sealed copy is a new file with the input's bytes, what
+// the blank led to is unchanged, and writing through a handle or a mapping
+// of the blank taken beforehand does not reach the copy.
 func TestSealRefusesTamperedBlanks(t *testing.T) {
-	lay := newLayout(filepath.Join(t.TempDir(), "run"))
-	must(t, os.Mkdir(lay.run, runDirMode))
-	must(t, makeRunParts(lay))
 	outside := filepath.Join(t.TempDir(), "outside")
 	must(t, os.WriteFile(outside, nil, 0o644))
-	linked := filepath.Join(t.TempDir(), "linked")
-	must(t, os.WriteFile(linked, nil, 0o644))
-	must(t, os.Symlink(outside, lay.blank(0)))
-	must(t, os.Link(linked, lay.blank(1)))
-	must(t, os.WriteFile(lay.blank(2), []byte("planted"), 0o600))
-	must(t, os.Mkdir(lay.blank(3), 0o700))
-	spec := sealInputs(t, sealBlanks)
-	sealed, err := sealAll(spec, lay.work, &blanks{lay: lay})
-	must(t, err)
-	for i, c := range sealed {
-		info, err := os.Lstat(c.path)
-		if err != nil || !info.Mode().IsRegular() || nlink(info) != 1 {
-			t.Errorf("%s: %v %v", c.rel, info, err)
-		}
-		b, _ := os.ReadFile(c.path)
-		if string(b) != "input "+strconv.Itoa(i)+"\n" {
-			t.Errorf("%s holds %q", c.rel, b)
-		}
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, blank string) (write func())
+	}{
+		{"symlink to a file outside", func(t *testing.T, blank string) func() {
+			must(t, os.Symlink(outside, blank))
+			return nil
+		}},
+		{"hard link to a file outside", func(t *testing.T, blank string) func() {
+			must(t, os.Link(outside, blank))
+			return nil
+		}},
+		{"bytes planted", func(t *testing.T, blank string) func() {
+			must(t, os.WriteFile(blank, []byte("planted"), 0o600))
+			return nil
+		}},
+		{"a folder", func(t *testing.T, blank string) func() {
+			must(t, os.Mkdir(blank, 0o700))
+			return nil
+		}},
+		{"held open for writing", func(t *testing.T, blank string) func() {
+			must(t, os.WriteFile(blank, nil, 0o600))
+			f, err := os.OpenFile(blank, os.O_WRONLY, 0)
+			must(t, err)
+			t.Cleanup(func() { f.Close() })
+			return func() { _, _ = f.WriteAt([]byte("EVIL!!!\n"), 0) }
+		}},
+		{"mapped shared", func(t *testing.T, blank string) func() {
+			must(t, os.WriteFile(blank, nil, 0o600))
+			f, err := os.OpenFile(blank, os.O_RDWR, 0)
+			must(t, err)
+			defer f.Close()
+			m, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+			must(t, err)
+			t.Cleanup(func() { _ = syscall.Munmap(m) })
+			return func() { // a fault (m past the end of a file still empty) is recovered
+				defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+				defer func() { _ = recover() }()
+				copy(m, "EVIL")
+			}
+		}},
 	}
-	for _, p := range []string{outside, linked} {
-		if b, err := os.ReadFile(p); err != nil || len(b) != 0 {
-			t.Errorf("%s written through a blank: %q %v", p, b, err)
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lay := newLayout(filepath.Join(t.TempDir(), "run"))
+			must(t, os.Mkdir(lay.run, runDirMode))
+			must(t, makeRunParts(lay))
+			write := c.tamper(t, lay.blank(0))
+			spec := sealInputs(t, 1)
+			sealed, err := sealAll(spec, lay.work, &blanks{lay: lay})
+			must(t, err)
+			if write != nil {
+				write()
+			}
+			b, _ := os.ReadFile(sealed[0].path)
+			info, err := os.Lstat(sealed[0].path)
+			if err != nil || !info.Mode().IsRegular() || nlink(info) != 1 || string(b) != "input 0\n" {
+				t.Errorf("sealed copy %v %v holds %q", info, err, b)
+			}
+			if b, err := os.ReadFile(outside); err != nil || len(b) != 0 {
+				t.Errorf("%s written through a blank: %q %v", outside, b, err)
+			}
+		})
 	}
 }
