@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -15,14 +16,13 @@ import (
 // one --ro-bind. Binding each item on its own cost bwrap a mount, a
 // read-only remount and a read of its mount table per item (about 0.6 ms
 // of a 3.5 ms launch); the view shows the same names and bytes. An item
-// folder with more than etcCopyMax entries other than symlinks is still
-// bound on its own over an empty folder of the view: copying and stamping
-// it would cost more than its bind saves (creating an inode costs up to
-// 0.1 ms on an ext4 without a journal that many files were recently deleted
-// from). A folder of symlinks is copied whatever its size: /etc/alternatives
-// holds hundreds, made once per view (a few milliseconds) where its bind
-// cost every launch 0.1 ms (a read of bwrap's mount table), and its
-// symlinks need no stamps of their own.
+// folder with more than etcCopyMax entries (/etc/alternatives holds
+// hundreds of symlinks) is still bound on its own over an empty folder of
+// the view. Its bind costs every launch 0.03–0.14 ms on the AMD EPYC host
+// of session 11 (a read of bwrap's mount table), but copying it made the
+// first launch of every run-folder parent wait 47–52 ms (a new inode costs
+// up to 0.8 ms on an ext4 without a journal that many files were recently
+// deleted from): it would pay back only after about 500 launches.
 //
 // One view is kept per run-folder parent (a campaign's scratch folder,
 // which agents cannot write) and checked before every launch: every source
@@ -56,6 +56,7 @@ type etcView struct {
 	stale bool     // replaced: removed when the last user lets go
 	host  []stamp
 	own   []stamp
+	watch *stampWatch // nil: every check reads every stamp (etcwatch.go)
 }
 
 // stamp is what lstat said of path; ok is false when it did not exist.
@@ -80,6 +81,9 @@ func stampOf(path string) stamp {
 
 // fresh reports whether every source and every copy is as recorded.
 func (v *etcView) fresh() bool {
+	if v.watch.quiet() {
+		return true
+	}
 	for _, list := range [][]stamp{v.host, v.own} {
 		for _, s := range list {
 			if stampOf(s.path) != s {
@@ -119,15 +123,21 @@ func (e *etcViews) release(v *etcView) {
 	defer e.mu.Unlock()
 	v.users--
 	if v.stale && v.users == 0 {
-		removeTree(v.dir)
+		v.remove()
 	}
+}
+
+// remove closes the view's watch and removes its folder.
+func (v *etcView) remove() {
+	v.watch.close()
+	removeTree(v.dir)
 }
 
 // retire marks v replaced and removes it if no launch holds it; e.mu is held.
 func (e *etcViews) retire(v *etcView) {
 	v.stale = true
 	if v.users == 0 {
-		removeTree(v.dir)
+		v.remove()
 	}
 }
 
@@ -163,6 +173,7 @@ func buildEtcView(src, dir string) (*etcView, error) {
 	for _, p := range append(copies, dir) {
 		v.own = append(v.own, stampOf(p))
 	}
+	v.watch = watchStamps(append(slices.Clone(v.host), v.own...))
 	return v, nil
 }
 
@@ -200,23 +211,21 @@ func (v *etcView) copyItem(src, dst string, top bool) ([]string, error) {
 }
 
 // copyFolder makes dst and copies what src holds into it; an item folder
-// (top) with more than etcCopyMax entries other than symlinks stays empty,
-// to be bound over.
+// (top) with more than etcCopyMax entries stays empty, to be bound over.
 func (v *etcView) copyFolder(src, dst string, top bool) ([]string, error) {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(src)
+	names, err := readDirNames(src)
 	if err != nil {
 		return nil, err
 	}
-	if top && inodesAmong(entries) > etcCopyMax {
+	if top && len(names) > etcCopyMax {
 		v.binds = append(v.binds, src)
 		return nil, nil
 	}
 	var made []string
-	for _, e := range entries {
-		n := e.Name()
+	for _, n := range names {
 		m, err := v.copyItem(filepath.Join(src, n), filepath.Join(dst, n), false)
 		if err != nil {
 			return nil, err
@@ -224,18 +233,6 @@ func (v *etcView) copyFolder(src, dst string, top bool) ([]string, error) {
 		made = append(made, m...)
 	}
 	return made, nil
-}
-
-// inodesAmong counts the entries that are not symlinks: the ones a copy
-// stamps one by one.
-func inodesAmong(entries []os.DirEntry) int {
-	n := 0
-	for _, e := range entries {
-		if e.Type()&os.ModeSymlink == 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // readNoFollow reads the file at path, never through a symlink put there

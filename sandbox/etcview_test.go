@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeEtc makes a host /etc of its own: some etcItems (files, a folder of
@@ -70,8 +71,8 @@ func tree(t *testing.T, dir string) map[string]string {
 }
 
 // The view holds the items and only them; an item folder with more than
-// etcCopyMax entries other than symlinks is an empty folder of the view, to
-// be bound over, and a folder of many symlinks is copied.
+// etcCopyMax entries (symlinks or files) is an empty folder of the view, to
+// be bound over.
 func TestEtcViewCopiesOnlyTheItems(t *testing.T) {
 	for _, many := range []string{"", "symlinks", "files"} {
 		t.Run("many="+many, func(t *testing.T) {
@@ -82,17 +83,14 @@ func TestEtcViewCopiesOnlyTheItems(t *testing.T) {
 			defer views.release(v)
 			want := tree(t, src)
 			for rel := range want {
-				if rel == "shadow" || rel == "hostname" || rel == "alternatives/fifo" || many == "files" && filepath.Dir(rel) == "ld.so.conf.d" {
+				if rel == "shadow" || rel == "hostname" || rel == "alternatives/fifo" || many == "files" && filepath.Dir(rel) == "ld.so.conf.d" || many == "symlinks" && filepath.Dir(rel) == "alternatives" {
 					delete(want, rel)
 				}
 			}
 			if got := tree(t, v.dir); !maps.Equal(got, want) {
 				t.Errorf("view holds %v, want %v", got, want)
 			}
-			var wantBinds []string
-			if many == "files" {
-				wantBinds = []string{filepath.Join(src, "ld.so.conf.d")}
-			}
+			wantBinds := map[string][]string{"files": {filepath.Join(src, "ld.so.conf.d")}, "symlinks": {filepath.Join(src, "alternatives")}}[many]
 			if !slices.Equal(v.binds, wantBinds) {
 				t.Errorf("folders bound on their own: %v, want %v", v.binds, wantBinds)
 			}
@@ -264,9 +262,6 @@ func TestBwrapLaunchBindsOneEtcView(t *testing.T) {
 	v := etcCopies.byParent[filepath.Dir(spec.RunDir)]
 	etcCopies.mu.Unlock()
 	want := []string{"--ro-bind " + v.dir + " /etc"}
-	if slices.Contains(v.binds, "/etc/alternatives") {
-		t.Error("/etc/alternatives, a folder of symlinks, is bound on its own rather than copied")
-	}
 	for _, p := range v.binds {
 		want = append(want, "--ro-bind "+p+" /etc/"+filepath.Base(p))
 	}
@@ -279,4 +274,42 @@ func TestBwrapLaunchBindsOneEtcView(t *testing.T) {
 	if !slices.Equal(binds, want) {
 		t.Errorf("/etc on the launch line: %q, want %q", binds, want)
 	}
+}
+
+// With the view's watch, a check after no change reads no stamp, and every
+// kind of change is still seen: through a system call at once, through a
+// shared mapping (which raises no inotify event) within fullEvery.
+func TestEtcViewWatchSeesChanges(t *testing.T) {
+	src := fakeEtc(t, "")
+	views := etcViews{src: src, byParent: map[string]*etcView{}}
+	v, err := views.acquire(t.TempDir())
+	must(t, err)
+	defer views.release(v)
+	if v.watch == nil {
+		t.Skip("no inotify here")
+	}
+	if !v.fresh() || !v.watch.quiet() {
+		t.Fatal("an unchanged view is not fresh, or its watch saw something")
+	}
+	passwd := filepath.Join(src, "passwd")
+	must(t, os.Chmod(passwd, 0o600))
+	if v.watch.quiet() {
+		t.Fatal("the watch missed a chmod")
+	}
+	must(t, os.Chmod(passwd, 0o644))
+	_ = v.fresh() // drains; the mode is back but the ctime moved: stale
+	f, err := os.OpenFile(filepath.Join(src, "group"), os.O_RDWR, 0)
+	must(t, err)
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, 4, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	must(t, err)
+	defer syscall.Munmap(m)
+	v2, err := views.acquire(t.TempDir())
+	must(t, err)
+	defer views.release(v2)
+	if !v2.fresh() || !v2.watch.quiet() { // the first check of a new view is a full one
+		t.Fatal("a new view is not fresh, or its watch saw something")
+	}
+	m[0] = 'X'
+	waitFor(t, "a write through a shared mapping to be seen", 5*time.Second, func() bool { return !v2.fresh() })
 }
