@@ -285,11 +285,15 @@ func lastStamp(b *testing.B, out string) float64 {
 // iterations that lost the CPU dominate a mean, so the medians of the
 // iterations and their ratio (median-ratio) are reported as well. line,
 // when not nil, is a third command timed in the same loop (line-ms).
+// median-background-ms is what was left of the run folder's background work
+// (its removal or recycling, the next spare and its blanks) when Run
+// returned: the loop waits for it before the bare launch, so it is counted
+// on neither side of the ratio.
 func launchRatio(b *testing.B, spec Spec, bare, line func()) {
 	if IsCooperative(spec.Backend) && os.Geteuid() == 0 {
 		b.Skip("cooperative backends refuse root: run bench/run.sh, which runs this as uid 65534")
 	}
-	var ours, base, seal, lined []time.Duration
+	var ours, base, seal, lined, behind []time.Duration
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
 		if _, err := Run(context.Background(), spec); err != nil {
@@ -298,8 +302,11 @@ func launchRatio(b *testing.B, spec Spec, bare, line func()) {
 		ours = append(ours, time.Since(start))
 		// The run's folder is removed or recycled on a background goroutine,
 		// meant to overlap the next experiment; here it would overlap (and
-		// slow) the bare launch it is compared with.
+		// slow) the bare launch it is compared with. What is left of it when
+		// Run returns is reported apart (background-ms).
+		start = time.Now()
 		folders.busy.Wait()
+		behind = append(behind, time.Since(start))
 		start = time.Now()
 		bare()
 		base = append(base, time.Since(start))
@@ -321,6 +328,7 @@ func launchRatio(b *testing.B, spec Spec, bare, line func()) {
 	b.ReportMetric(float64(o)/float64(ba), "ratio")
 	b.ReportMetric(float64(o-se)/float64(ba), "ratio-less-sealing")
 	b.ReportMetric(ms(median(ours)), "median-run-ms")
+	b.ReportMetric(ms(median(behind)), "median-background-ms")
 	b.ReportMetric(ms(median(base)), "median-bare-ms")
 	b.ReportMetric(float64(median(ours))/float64(median(base)), "median-ratio")
 }
