@@ -291,6 +291,26 @@ func TestEtcViewWatchSeesChanges(t *testing.T) {
 	if !v.fresh() || !v.watch.quiet() {
 		t.Fatal("an unchanged view is not fresh, or its watch saw something")
 	}
+	// Names that no stamp concerns come and go beside the view and in /etc
+	// (every run renames folders in the view's parent): the watch stays quiet.
+	parent := filepath.Dir(v.dir)
+	must(t, os.Mkdir(filepath.Join(parent, "run-1"), 0o700))
+	must(t, os.Rename(filepath.Join(parent, "run-1"), filepath.Join(parent, ".scrap-1")))
+	must(t, os.WriteFile(filepath.Join(src, "motd"), nil, 0o644))
+	if !v.watch.quiet() {
+		t.Fatal("the watch counted names no stamp concerns")
+	}
+	// A symlink made in a stamped folder (as update-alternatives does) is seen.
+	must(t, os.Symlink("/usr/bin/true", filepath.Join(src, "alternatives", "awk")))
+	if v.fresh() {
+		t.Fatal("the watch missed a symlink made in a stamped folder")
+	}
+	v, err = views.acquire(t.TempDir()) // a fresh view again for what follows
+	must(t, err)
+	defer views.release(v)
+	if !v.fresh() || !v.watch.quiet() {
+		t.Fatal("a new view is not fresh, or its watch saw something")
+	}
 	passwd := filepath.Join(src, "passwd")
 	must(t, os.Chmod(passwd, 0o600))
 	if v.watch.quiet() {
