@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,11 @@ import (
 // (recycle makes new ones).
 const sealBlanks = 2
 
+// noLeases holds the run folders' parents whose file system takes no
+// lease (NFS, FUSE, leases-enable 0): no blank can be used there, so
+// none is made.
+var noLeases sync.Map
+
 // blank is the path of spare blank i of the run folder.
 func (l layout) blank(i int) string {
 	return filepath.Join(l.run, ".blank-"+strconv.Itoa(i))
@@ -33,6 +39,9 @@ func (l layout) blank(i int) string {
 // makeBlanks makes the run folder's blanks, never through a name already
 // there.
 func makeBlanks(lay layout) error {
+	if _, off := noLeases.Load(filepath.Dir(lay.run)); off {
+		return nil
+	}
 	var errs []error
 	for i := range sealBlanks {
 		f, err := os.OpenFile(lay.blank(i), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
@@ -75,7 +84,7 @@ func (b *blanks) openBlank(dst string) (f *os.File, ok bool) {
 	}
 	f, err := os.OpenFile(dst, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err == nil {
-		if info, serr := f.Stat(); serr == nil && info.Mode().IsRegular() && info.Size() == 0 && nlink(info) == 1 && heldByNoOther(f) {
+		if info, serr := f.Stat(); serr == nil && info.Mode().IsRegular() && info.Size() == 0 && nlink(info) == 1 && b.heldByNoOther(f) {
 			return f, true
 		}
 		_ = f.Close()
@@ -85,11 +94,17 @@ func (b *blanks) openBlank(dst string) (f *os.File, ok bool) {
 }
 
 // heldByNoOther reports whether f's file is open through no other file
-// description (a descriptor or a shared mapping elsewhere): a write lease
-// can be taken on it only then. The lease is let go at once.
-func heldByNoOther(f *os.File) bool {
+// description (a descriptor or a shared mapping elsewhere; an O_PATH handle
+// does not count, and gives no more than the path gives the same account):
+// a write lease can be taken on it only then. The lease is let go at once.
+// A file system that takes no lease at all turns blanks off for the
+// folder's parent.
+func (b *blanks) heldByNoOther(f *os.File) bool {
 	fd := int(f.Fd())
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
+		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EBUSY) {
+			noLeases.Store(filepath.Dir(b.lay.run), true)
+		}
 		return false
 	}
 	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
