@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"testing"
+	"time"
 )
 
 // devPy reports what the experiment's /dev holds and what its devices do.
@@ -66,6 +67,36 @@ func TestBubblewrapDevHoldsItsDevices(t *testing.T) {
 			}
 			if res.StdoutTail != "to stdout\n" {
 				t.Errorf("stdout log %q", res.StdoutTail)
+			}
+		})
+	}
+}
+
+// Under Bubblewrap, files made in the sandbox's own tmpfs mounts (/, /dev,
+// /dev/shm) count as memory, a KiB each: they are kernel memory that no
+// process's RSS shows and that --size does not bound. 120,000 empty files
+// in / breach a 64 MiB limit; a thousand are nothing.
+func TestBubblewrapCountsTmpfsFiles(t *testing.T) {
+	requireRoot(t)
+	const makeFiles = `import os, sys, time
+n = int(sys.argv[1])
+for i in range(n):
+    open("/f%d" % i, "w").close()
+print("made", n, flush=True)
+time.sleep(float(sys.argv[2]))
+`
+	for _, c := range backendCases[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			e := experiment{backend: c.backend, asNobody: c.asNobody, files: map[string]string{"sim.py": makeFiles},
+				command: []string{"python3", "sim.py", "120000", "30"}, memory: 64 << 20, timeout: 20 * time.Second}
+			res, _, err := e.run(t)
+			if err != nil || res.LimitExceeded != LimitMemory || res.TimedOut {
+				t.Fatalf("120,000 files: err=%v limit=%q timed out=%v stdout=%q stderr=%q", err, res.LimitExceeded, res.TimedOut, res.StdoutTail, res.StderrTail)
+			}
+			e.command = []string{"python3", "sim.py", "1000", "0.3"}
+			res, _, err = e.run(t)
+			if err != nil || res.LimitExceeded != "" || res.ReturnCode == nil || *res.ReturnCode != 0 {
+				t.Fatalf("1,000 files: err=%v limit=%q rc=%v stderr=%q", err, res.LimitExceeded, res.ReturnCode, res.StderrTail)
 			}
 		})
 	}

@@ -21,50 +21,35 @@ import (
 // a process of the tree (not the launcher, which stays in the host's mount
 // namespace) and held open with O_PATH.
 type shmWatch struct {
-	fd      int    // the tmpfs, once found; -1 before
-	hostDev uint64 // the host's /dev/shm, which is never the experiment's
+	views    [3]int    // the experiment's viewMounts once found, views[0] its /dev/shm; -1 before
+	hostDevs [3]uint64 // the host's own mounts there, which are never the experiment's
 }
 
 func newShmWatch() shmWatch {
-	w := shmWatch{fd: -1}
-	var st unix.Stat_t
-	if unix.Stat("/dev/shm", &st) == nil {
-		w.hostDev = st.Dev
-	}
-	return w
+	return shmWatch{views: [3]int{-1, -1, -1}, hostDevs: hostDevsOf()}
 }
 
 // used is the bytes the experiment's /dev/shm holds and its size (0, 0
 // until it is found).
 func (s *shmWatch) used(pids []int, launcher int) (int64, int64) {
-	if s.fd < 0 {
+	if s.views[0] < 0 {
 		s.find(pids, launcher)
 	}
 	var st unix.Statfs_t
-	if s.fd < 0 || unix.Fstatfs(s.fd, &st) != nil {
+	if s.views[0] < 0 || unix.Fstatfs(s.views[0], &st) != nil {
 		return 0, 0
 	}
 	return int64(st.Blocks-st.Bfree) * st.Bsize, int64(st.Blocks) * st.Bsize
 }
 
-// find opens the /dev/shm of the first process of pids other than the
-// launcher whose /dev/shm is a tmpfs other than the host's.
+// find opens the /dev/shm (and the /, /dev: viewinodes.go) of the first
+// process of pids other than the launcher whose /dev/shm is a tmpfs other
+// than the host's.
 func (s *shmWatch) find(pids []int, launcher int) {
 	for _, pid := range pids {
-		if pid == launcher {
-			continue
-		}
-		fd, err := unix.Open(fmt.Sprintf("/proc/%d/root/dev/shm", pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue
-		}
-		var st unix.Stat_t
-		var fs unix.Statfs_t
-		if unix.Fstat(fd, &st) == nil && unix.Fstatfs(fd, &fs) == nil && fs.Type == unix.TMPFS_MAGIC && st.Dev != s.hostDev {
-			s.fd = fd
+		if pid != launcher && s.findViews(pid) {
 			return
 		}
-		_ = unix.Close(fd)
 	}
 }
 
@@ -85,24 +70,28 @@ func (w *watchdog) shmFilled() {
 }
 
 func (s *shmWatch) close() {
-	if s.fd >= 0 {
-		_ = unix.Close(s.fd)
-		s.fd = -1
+	for i, fd := range s.views {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+			s.views[i] = -1
+		}
 	}
 }
 
 // shmMemory is what the experiment's /dev/shm holds beyond the shared
-// memory its processes map (counted in their RSS already); 0 where the
-// run has no /dev/shm of its own.
+// memory its processes map (counted in their RSS already), plus the
+// inodes of its tmpfs mounts (viewinodes.go); 0 where the run has no
+// /dev/shm of its own.
 func (w *watchdog) shmMemory(pids []int) int64 {
 	if !w.cfg.Shm {
 		return 0
 	}
 	used, _ := w.shm.used(pids, w.target)
+	inodes := w.shm.inodeMemory()
 	if used == 0 {
-		return 0
+		return inodes
 	}
-	return max(0, used-mappedShmem(pids))
+	return max(0, used-mappedShmem(pids)) + inodes
 }
 
 // mappedShmem sums the RssShmem of pids (/proc/PID/status): shared memory
