@@ -39,9 +39,10 @@ const runCgroups = "simjecture-run-"
 // hierarchy is writable by us. A nil *cgroup means "not available": every
 // method is then a no-op and the sampled watchdog is the only guarantee.
 type cgroup struct {
-	dir    string
-	fd     int
-	memory bool // memory.max is set
+	dir     string
+	fd      int
+	memory  bool // memory.max is set
+	canKill bool // it has cgroup.kill (Linux 5.14)
 }
 
 // cgroupSetup is what a runner learns once, at its start, about the
@@ -96,11 +97,7 @@ func newCgroup(parent string, memory int64, tag uint64) *cgroup {
 	if parent == "" {
 		return nil
 	}
-	cg, kill := makeCgroup(filepath.Join(parent, runCgroupName(tag)))
-	if cg == nil {
-		return nil
-	}
-	return cg.limit(memory, kill)
+	return makeCgroup(filepath.Join(parent, runCgroupName(tag))).limit(memory)
 }
 
 // writeCgroupFile writes an existing cgroup interface file (never creates one).

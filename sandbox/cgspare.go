@@ -20,7 +20,6 @@ import (
 type cgroupSpare struct {
 	mu    sync.Mutex
 	cg    *cgroup
-	kill  bool // its cgroup.kill exists
 	seq   uint64
 	taken bool // the runner stops: no more spares
 }
@@ -29,13 +28,13 @@ type cgroupSpare struct {
 // whose tag is tag: the spare when there is one, else one made now.
 func (s *server) takeCgroup(memory int64, tag uint64) *cgroup {
 	s.spareCg.mu.Lock()
-	cg, kill := s.spareCg.cg, s.spareCg.kill
+	cg := s.spareCg.cg
 	s.spareCg.cg = nil
 	s.spareCg.mu.Unlock()
 	if cg == nil {
 		return newCgroup(s.cgroups.v2Dir, memory, tag)
 	}
-	return cg.limit(memory, kill)
+	return cg.limit(memory)
 }
 
 // refillCgroup makes a spare cgroup when there is none.
@@ -51,13 +50,13 @@ func (s *server) refillCgroup() {
 	s.spareCg.seq++
 	name := runCgroups + strconv.Itoa(os.Getpid()) + "-s" + strconv.FormatUint(s.spareCg.seq, 10)
 	s.spareCg.mu.Unlock()
-	cg, kill := makeCgroup(filepath.Join(s.cgroups.v2Dir, name))
+	cg := makeCgroup(filepath.Join(s.cgroups.v2Dir, name))
 	if cg == nil {
 		return
 	}
 	s.spareCg.mu.Lock()
 	if s.spareCg.cg == nil && !s.spareCg.taken {
-		s.spareCg.cg, s.spareCg.kill, cg = cg, kill, nil
+		s.spareCg.cg, cg = cg, nil
 	}
 	s.spareCg.mu.Unlock()
 	cg.remove() // one was made meanwhile, or the runner stops (nil: nothing)
@@ -72,33 +71,36 @@ func (s *server) dropSpareCgroup() {
 	cg.remove()
 }
 
-// makeCgroup makes the cgroup dir and opens it; kill reports whether it
-// has cgroup.kill (Linux 5.14). It returns nil when dir cannot be made or
-// opened.
-func makeCgroup(dir string) (cg *cgroup, kill bool) {
+// makeCgroup makes the cgroup dir, notes whether it has cgroup.kill and
+// opens it. It returns nil when dir cannot be made or opened.
+func makeCgroup(dir string) *cgroup {
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, false
+		return nil
 	}
-	cg = &cgroup{dir: dir, fd: -1}
+	cg := &cgroup{dir: dir, fd: -1}
 	_, err := os.Stat(filepath.Join(dir, "cgroup.kill"))
-	fd, oerr := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if oerr != nil {
+	cg.canKill = err == nil
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		cg.remove()
-		return nil, false
+		return nil
 	}
 	cg.fd = fd
-	return cg, err == nil
+	return cg
 }
 
 // limit sets memory.max to memory where the memory controller is enabled
 // and returns cg, or removes cg and returns nil when it would add nothing
-// to the watchdog (no memory limit and no cgroup.kill).
-func (cg *cgroup) limit(memory int64, kill bool) *cgroup {
+// to the watchdog (no memory limit and no cgroup.kill). A nil cg stays nil.
+func (cg *cgroup) limit(memory int64) *cgroup {
+	if cg == nil {
+		return nil
+	}
 	if memory > 0 {
 		v := []byte(strconv.FormatInt(memory, 10))
 		cg.memory = writeCgroupFile(filepath.Join(cg.dir, "memory.max"), v) == nil
 	}
-	if !kill && !cg.memory {
+	if !cg.canKill && !cg.memory {
 		cg.remove() // before Linux 5.14: nothing to add to the watchdog
 		return nil
 	}
