@@ -31,14 +31,22 @@ func SealCopy(in *os.File, info os.FileInfo, out *os.File) (string, int64, error
 	return copyThenHash(in, info, out)
 }
 
-// copyThenHash copies the open file in to out with copy_file_range (io.Copy
-// between two *os.File) and hashes the copy — what the experiment will see.
+// copyThenHash copies the open file in to out and hashes what the
+// experiment will see: a small file through one buffer, a large one
+// through O_DIRECT writes of the hashed buffers (or, where the file system
+// refuses those, with copy_file_range while the copy is hashed behind it),
+// a sparse one extent by extent.
 func copyThenHash(in *os.File, info os.FileInfo, out *os.File) (sum string, n int64, err error) {
 	size := info.Size()
 	limit := size + 1
 	switch {
 	case hasHoles(info):
 		sum, n, err = copySparse(in, size, out)
+	case size >= directMin:
+		var ok bool
+		if sum, n, ok, err = copyDirect(in, out, size); !ok {
+			sum, n, err = copyOverlapped(in, out, limit)
+		}
 	case size >= overlapMin:
 		sum, n, err = copyOverlapped(in, out, limit)
 	case size <= smallMax:

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSealCopyRefusesAGrownFile checks every sealing path (small, middle,
-// overlapped, sparse) on a file that grew after its fstat: the copy stops
+// direct, sparse) on a file that grew after its fstat: the copy stops
 // one byte past the checked size and is refused with ErrSealGrew.
 func TestSealCopyRefusesAGrownFile(t *testing.T) {
 	cases := []struct {
@@ -18,7 +18,7 @@ func TestSealCopyRefusesAGrownFile(t *testing.T) {
 		sparse bool
 	}{
 		{"small", 4 << 10, false}, {"middle", mapMin + 4097, false},
-		{"overlapped", overlapMin + 12345, false}, {"sparse", 64 << 20, true},
+		{"direct", directMin + 12345, false}, {"sparse", 64 << 20, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,80 @@
+package sandbox
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSealDirectCopiesAroundThePageCache seals large files of aligned and
+// unaligned sizes: the copy has the input's bytes and the hash of them, and
+// (where the file system takes O_DIRECT) almost none of its pages are in
+// the page cache afterwards — at most the unaligned tail's, where a
+// buffered copy would have all of them.
+func TestSealDirectCopiesAroundThePageCache(t *testing.T) {
+	cases := []struct {
+		name string
+		size int64
+	}{
+		{"one-chunk-multiple", directMin},
+		{"unaligned-tail", directMin + 1},
+		{"chunks-and-tail", directMin + 3*directChunk + 777},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src")
+			writeTestFile(t, src, c.size, false)
+			data, err := os.ReadFile(src)
+			must(t, err)
+			in, err := os.Open(src)
+			must(t, err)
+			defer in.Close()
+			out, err := os.Create(filepath.Join(dir, "dst"))
+			must(t, err)
+			defer out.Close()
+			sum, n, ok, err := copyDirect(in, out, c.size)
+			if !ok {
+				t.Skipf("the file system of %s refuses O_DIRECT; the buffered paths are tested elsewhere", dir)
+			}
+			want := sha256.Sum256(data)
+			if err != nil || n != c.size || sum != hex.EncodeToString(want[:]) {
+				t.Fatalf("sealed %s %d %v, want %x %d", sum, n, err, want, c.size)
+			}
+			if resident := residentPages(t, out, c.size); resident > 1 {
+				t.Fatalf("%d pages of the copy are in the page cache, want at most the tail's 1", resident)
+			}
+			got, err := os.ReadFile(out.Name())
+			must(t, err)
+			if !bytes.Equal(got, data) {
+				t.Fatal("the copy's bytes differ from the input's")
+			}
+			if flags, _ := unix.FcntlInt(out.Fd(), unix.F_GETFL, 0); flags&unix.O_DIRECT != 0 {
+				t.Fatal("the copy is left open with O_DIRECT")
+			}
+		})
+	}
+}
+
+// residentPages counts the pages of f's first size bytes in the page cache.
+func residentPages(t *testing.T, f *os.File, size int64) int {
+	t.Helper()
+	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	must(t, err)
+	defer unix.Munmap(m)
+	vec := make([]byte, (size+int64(os.Getpagesize())-1)/int64(os.Getpagesize()))
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatalf("mincore: %v", e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
