@@ -21,7 +21,9 @@ var hashBufs = sync.Pool{New: func() any { b := make([]byte, hashBufSize); retur
 
 // HashFile returns the hex SHA-256 of the file at path and its size. A
 // regular file of at least mapMin bytes is hashed from the page cache
-// through mappings (hashMapped), its size as fstat gives it.
+// through mappings (hashMapped), its size as fstat gives it; a sparse one
+// extent by extent, its holes as zeros without reading them (a mapping's
+// read of a hole fills the page cache, and on tmpfs allocates the hole).
 func HashFile(path string) (sha string, size int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,7 +35,13 @@ func HashFile(path string) (sha string, size int64, err error) {
 		return hashReader(f)
 	}
 	h := sha256.New()
-	if err := hashMapped(f, 0, info.Size(), h); err != nil {
+	exts := []extent{{0, info.Size()}}
+	if hasHoles(info) {
+		if exts, err = dataExtents(f, info.Size()); err != nil {
+			exts = []extent{{0, info.Size()}} // no SEEK_DATA here: read it whole
+		}
+	}
+	if err := hashExtents(f, exts, info.Size(), h); err != nil {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), info.Size(), nil

@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSealCopyRefusesAGrownFile checks every sealing path (small, middle,
@@ -109,4 +113,39 @@ func allocated(t *testing.T, path string) int64 {
 	var st syscall.Stat_t
 	must(t, syscall.Stat(path, &st))
 	return st.Blocks * 512
+}
+
+// TestHashFileSkipsHoles hashes a sparse file (three 64 KiB extents in
+// 256 MiB): the hash is that of all its bytes, holes as zeros, and the
+// holes are never read, so at most a sixteenth of the file is in the page
+// cache afterwards (reading the holes through a mapping put all 256 MiB
+// there, and on tmpfs allocated it).
+func TestHashFileSkipsHoles(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	const size = 256 << 20
+	writeTestFile(t, src, size, true)
+	if allocated(t, src) >= size/2 {
+		t.Skipf("the file system of %s does not keep holes; nothing to check", dir)
+	}
+	data, err := os.ReadFile(src)
+	must(t, err)
+	want := sha256.Sum256(data)
+	data = nil
+	f, err := os.Open(src)
+	must(t, err)
+	defer f.Close()
+	must(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)) // the ReadFile's pages out again
+	got, n, err := HashFile(src)
+	if err != nil || n != size || got != hex.EncodeToString(want[:]) {
+		t.Fatalf("hashed %s %d %v, want %x %d", got, n, err, want, size)
+	}
+	// The data's 48 pages and what readahead takes around them (4 MiB
+	// here), against the file's 65,536.
+	if resident := residentPages(t, f, size); resident > size/os.Getpagesize()/16 {
+		t.Fatalf("%d pages of the file are in the page cache after hashing it, want its 48 pages of data and readahead's", resident)
+	}
+	if a := allocated(t, src); a >= size/2 {
+		t.Fatalf("hashing allocated the holes: %d bytes", a)
+	}
 }

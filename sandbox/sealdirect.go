@@ -48,9 +48,11 @@ type directPiece struct {
 // copyDirect copies the first size bytes of in to out (empty, open for
 // writing) through O_DIRECT writes, hashing each chunk before it is
 // written, and reads one byte past size to refuse a file that grew. ok is
-// false, with nothing written, when out's file system refuses O_DIRECT.
+// false, with nothing written, when out's file system refuses O_DIRECT or
+// keeps its files in memory (tmpfs takes O_DIRECT, but its pages are the
+// file: the buffered path copies in the kernel).
 func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err error) {
-	if err := setDirect(out, true); err != nil {
+	if inMemory(out) || setDirect(out, true) != nil {
 		return "", 0, false, nil
 	}
 	free := make(chan *[]byte, directBufs)
@@ -150,4 +152,14 @@ func setDirect(f *os.File, on bool) error {
 	}
 	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags)
 	return err
+}
+
+// inMemory reports whether f is on a file system that keeps its files in
+// memory.
+func inMemory(f *os.File) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		return false
+	}
+	return st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC
 }
