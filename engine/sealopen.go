@@ -138,7 +138,7 @@ func sealFile(sealedDir string, src *os.File) (string, error) {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if errors.Is(err, sandbox.ErrSealGrew) {
+	if errors.Is(err, sandbox.ErrSealGrew) || errors.Is(err, sandbox.ErrSealShrank) {
 		return "", fmt.Errorf("%w: %w", err, ErrLab)
 	}
 	if err != nil {

@@ -102,11 +102,8 @@ func hashReader(r io.Reader) (string, int64, error) {
 }
 
 // copyAndHash copies src to a new file dst (mode perm, parents created) and
-// returns the hash of the copy: copy_file_range (io.Copy between two
-// *os.File) and SHA-256 of the copy from the page cache, overlapped for
-// large files; a small file goes through one buffer (copySmall). This hashes exactly what the experiment will see
-// (BenchmarkSeal1GiB compares it with sha256sum; a user-space tee or a
-// pipelined read/hash/write was slower).
+// returns the hash of the copy (copyThenHash: what the experiment will see;
+// BenchmarkSeal1GiB compares it with sha256sum).
 func copyAndHash(src, dst string, perm os.FileMode) (string, int64, error) {
 	in, info, err := openRegular(src)
 	if err != nil {
@@ -140,14 +137,12 @@ func copyFileAndHash(in *os.File, info os.FileInfo, dst string, perm os.FileMode
 	return sum, n, nil
 }
 
-// Large inputs are copied and hashed at the same time: one goroutine copies
-// chunks with copy_file_range while the caller hashes the part of the copy
-// already written (from the page cache), so sealing takes about as long as
-// the slower of the two instead of their sum.
-const (
-	overlapMin   = 16 << 20 // smaller files are copied, then hashed
-	overlapChunk = 16 << 20
-)
+// Where a large input cannot be sealed through O_DIRECT (sealdirect.go),
+// it is copied and hashed at the same time: one goroutine copies chunks of
+// overlapChunk bytes with copy_file_range while the caller hashes the part
+// of the copy already written (from the page cache), so sealing takes about
+// as long as the slower of the two instead of their sum.
+const overlapChunk = 16 << 20
 
 // smallMax is the largest file sealed through one user-space buffer: read
 // once, hashed, written (two syscalls instead of a copy_file_range, a seek

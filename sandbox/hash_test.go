@@ -13,7 +13,7 @@ import (
 // copy then hash; large: overlapped) and HashFile (buffered, mapped)
 // against the SHA-256 of the bytes written, and the copy's content and mode.
 func TestCopyAndHash(t *testing.T) {
-	for _, size := range []int{0, 1, 4 << 10, smallMax, smallMax + 1, mapMin - 1, mapMin, mapMin + 4097, overlapMin + overlapChunk + 12345} {
+	for _, size := range []int{0, 1, 4 << 10, smallMax, smallMax + 1, mapMin - 1, mapMin, mapMin + 4097, directMin + overlapChunk + 12345} {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "src")
 		data := make([]byte, size)

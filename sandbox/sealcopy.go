@@ -24,6 +24,10 @@ import (
 // sealed.
 var ErrSealGrew = errors.New("grew while being sealed")
 
+// ErrSealShrank is a file that ended before its checked size while it was
+// being sealed.
+var ErrSealShrank = errors.New("shrank while being sealed")
+
 // SealCopy copies the open regular file in, whose fstat is info, to out
 // (open for reading and writing, empty) and returns the SHA-256 of the copy
 // and its size; the copy holds exactly info.Size() bytes or it is an error.
@@ -47,8 +51,6 @@ func copyThenHash(in *os.File, info os.FileInfo, out *os.File) (sum string, n in
 		if sum, n, ok, err = copyDirect(in, out, size); !ok {
 			sum, n, err = copyOverlapped(in, out, limit)
 		}
-	case size >= overlapMin:
-		sum, n, err = copyOverlapped(in, out, limit)
 	case size <= smallMax:
 		sum, n, err = copySmall(in, out, limit)
 	default:
@@ -57,8 +59,12 @@ func copyThenHash(in *os.File, info os.FileInfo, out *os.File) (sum string, n in
 		}
 		sum, n, err = hashFromStart(out)
 	}
-	if err == nil && n > size {
+	switch {
+	case err != nil:
+	case n > size:
 		err = fmt.Errorf("seal %s: %w (past the %d bytes it had when checked)", in.Name(), ErrSealGrew, size)
+	case n < size:
+		err = fmt.Errorf("seal %s: %w (%d of the %d bytes it had when checked)", in.Name(), ErrSealShrank, n, size)
 	}
 	return sum, n, err
 }
@@ -102,6 +108,9 @@ func copySparse(in *os.File, size int64, out *os.File) (string, int64, error) {
 		if err := copyExtent(in, out, e); err != nil {
 			return "", 0, err
 		}
+	}
+	if now, err := in.Stat(); err != nil || now.Size() < size {
+		return "", 0, fmt.Errorf("seal %s: %w", in.Name(), errors.Join(ErrSealShrank, err))
 	}
 	if err := out.Truncate(size); err != nil {
 		return "", 0, fmt.Errorf("seal: %w", err)

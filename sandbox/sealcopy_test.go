@@ -13,34 +13,17 @@ import (
 )
 
 // TestSealCopyRefusesAGrownFile checks every sealing path (small, middle,
-// direct, sparse) on a file that grew after its fstat: the copy stops
-// one byte past the checked size and is refused with ErrSealGrew.
+// direct, overlapped: the direct path's fallback, taken on tmpfs, sparse)
+// on a file that grew after its fstat: the copy stops one byte past the
+// checked size and is refused with ErrSealGrew.
 func TestSealCopyRefusesAGrownFile(t *testing.T) {
-	cases := []struct {
-		name   string
-		size   int64
-		sparse bool
-	}{
-		{"small", 4 << 10, false}, {"middle", mapMin + 4097, false},
-		{"direct", directMin + 12345, false}, {"sparse", 64 << 20, true},
-	}
-	for _, c := range cases {
+	for _, c := range sealPaths(t) {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			src := filepath.Join(dir, "src")
-			writeTestFile(t, src, c.size, c.sparse)
-			in, err := os.Open(src)
-			must(t, err)
-			defer in.Close()
-			info, err := in.Stat()
-			must(t, err)
-			f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+			in, info, out := openSealCase(t, c)
+			f, err := os.OpenFile(in.Name(), os.O_WRONLY|os.O_APPEND, 0)
 			must(t, err)
 			_, err = f.Write(make([]byte, 3*overlapChunk)) // grows by far more than one chunk
 			must(t, errors.Join(err, f.Close()))
-			out, err := os.Create(filepath.Join(dir, "dst"))
-			must(t, err)
-			defer out.Close()
 			_, _, err = SealCopy(in, info, out)
 			if !errors.Is(err, ErrSealGrew) {
 				t.Fatalf("a grown file: %v, want ErrSealGrew", err)
@@ -50,6 +33,73 @@ func TestSealCopyRefusesAGrownFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSealCopyRefusesAShrunkFile checks every sealing path on a file cut
+// short after its fstat: the seal is an error, never a copy shorter than
+// the size that was checked.
+func TestSealCopyRefusesAShrunkFile(t *testing.T) {
+	for _, c := range sealPaths(t) {
+		t.Run(c.name, func(t *testing.T) {
+			in, info, out := openSealCase(t, c)
+			must(t, os.Truncate(in.Name(), c.size/2))
+			if _, _, err := SealCopy(in, info, out); err == nil {
+				t.Fatalf("a file cut to %d bytes of the %d checked was sealed", c.size/2, c.size)
+			}
+		})
+	}
+}
+
+// sealCase is a file of size bytes to seal, sparse or not, into a copy in
+// outDir (the test's own folder when empty).
+type sealCase struct {
+	name   string
+	size   int64
+	sparse bool
+	outDir string
+}
+
+// sealPaths lists one case for each way of sealing; the overlapped one only
+// where /dev/shm is a tmpfs.
+func sealPaths(t *testing.T) []sealCase {
+	cases := []sealCase{
+		{"small", 4 << 10, false, ""}, {"middle", mapMin + 4097, false, ""},
+		{"direct", directMin + 12345, false, ""}, {"sparse", 64 << 20, true, ""},
+	}
+	var st unix.Statfs_t
+	if unix.Statfs("/dev/shm", &st) == nil && st.Type == unix.TMPFS_MAGIC {
+		cases = append(cases, sealCase{"overlapped", directMin + 12345, false, "/dev/shm"})
+	} else {
+		t.Log("no tmpfs at /dev/shm: the overlapped path is not checked here")
+	}
+	return cases
+}
+
+// openSealCase writes c's file, opens it and its fstat, and creates the
+// copy to seal it into.
+func openSealCase(t *testing.T, c sealCase) (*os.File, os.FileInfo, *os.File) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	writeTestFile(t, src, c.size, c.sparse)
+	in, err := os.Open(src)
+	must(t, err)
+	t.Cleanup(func() { in.Close() })
+	info, err := in.Stat()
+	must(t, err)
+	outDir := dir
+	if c.outDir != "" {
+		outDir, err = os.MkdirTemp(c.outDir, "seal-test-")
+		must(t, err)
+		t.Cleanup(func() { os.RemoveAll(outDir) })
+	}
+	out, err := os.Create(filepath.Join(outDir, "dst"))
+	must(t, err)
+	t.Cleanup(func() { out.Close() })
+	if c.outDir != "" && !inMemory(out) {
+		t.Fatalf("%s is not in memory: the case would not take the overlapped path", out.Name())
+	}
+	return in, info, out
 }
 
 // TestSealCopyKeepsHoles seals a sparse file (a few data extents in a

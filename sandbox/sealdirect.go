@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -61,11 +62,12 @@ func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err
 	}
 	pieces := make(chan directPiece, directBufs)
 	var writeErr error
+	var failed atomic.Bool
 	var wg sync.WaitGroup
-	wg.Go(func() { writeErr = writePieces(out, pieces, free) })
+	wg.Go(func() { writeErr = writePieces(out, pieces, free, &failed) })
 	h := sha256.New()
 	var readErr error
-	for n < size && readErr == nil {
+	for n < size && readErr == nil && !failed.Load() {
 		bp := <-free
 		k, rerr := in.ReadAt((*bp)[:min(int64(directChunk), size-n)], n)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
@@ -96,15 +98,17 @@ func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err
 }
 
 // writePieces writes each piece to out at its offset and hands its buffer
-// back. Whole aligned blocks go out directly; a piece's unaligned tail (the
+// back, and sets failed at its first error (the reads then stop). Whole
+// aligned blocks go out directly; a piece's unaligned tail (the
 // end of the file) is written through the page cache, as is everything
 // after the file system refused a direct write.
-func writePieces(out *os.File, pieces <-chan directPiece, free chan<- *[]byte) error {
+func writePieces(out *os.File, pieces <-chan directPiece, free chan<- *[]byte, failed *atomic.Bool) error {
 	var err error
 	direct := true
 	for p := range pieces {
 		if err == nil {
 			err = writePiece(out, p, &direct)
+			failed.Store(err != nil)
 		}
 		free <- p.buf
 	}

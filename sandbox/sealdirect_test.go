@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,4 +78,47 @@ func residentPages(t *testing.T, f *os.File, size int64) int {
 		n += int(v & 1)
 	}
 	return n
+}
+
+// TestSealDirectStopsAtAWriteError seals 128 MiB into a copy that takes no
+// write: the seal fails, and the input is not read to its end first (it was:
+// the reads went on after the first failed write, as they would after
+// ENOSPC part-way through a large input).
+func TestSealDirectStopsAtAWriteError(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	const size = 128 << 20
+	writeTestFile(t, src, size, false)
+	in, err := os.Open(src)
+	must(t, err)
+	defer in.Close()
+	dst := filepath.Join(dir, "dst")
+	must(t, os.WriteFile(dst, nil, 0o600))
+	out, err := os.Open(dst) // read-only: every write fails (EBADF)
+	must(t, err)
+	defer out.Close()
+	before := readBytes(t)
+	_, _, ok, err := copyDirect(in, out, size)
+	read := readBytes(t) - before
+	if !ok {
+		t.Skipf("the file system of %s refuses O_DIRECT or keeps files in memory", dir)
+	}
+	if err == nil {
+		t.Fatal("a seal into a copy that takes no write succeeded")
+	}
+	if read >= size/2 {
+		t.Fatalf("read %d bytes of the %d-byte input after its first write failed", read, size)
+	}
+	t.Logf("read %d bytes before stopping: %v", read, err)
+}
+
+// readBytes is what this process has read so far (rchar of /proc/self/io).
+func readBytes(t *testing.T) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/io")
+	must(t, err)
+	var rchar int64
+	_, err = fmt.Sscanf(string(data), "rchar: %d", &rchar)
+	must(t, err)
+	return rchar
 }
