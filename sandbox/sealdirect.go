@@ -75,7 +75,7 @@ func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err
 		}
 		if k == 0 {
 			free <- bp
-			break // shrank: the copy holds what there was
+			break // shrank: copyThenHash refuses it
 		}
 		h.Write((*bp)[:k])
 		pieces <- directPiece{bp, n, k}
