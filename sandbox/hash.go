@@ -37,8 +37,8 @@ func HashFile(path string) (sha string, size int64, err error) {
 	h := sha256.New()
 	exts := []extent{{0, info.Size()}}
 	if hasHoles(info) {
-		if exts, err = dataExtents(f, info.Size()); err != nil {
-			exts = []extent{{0, info.Size()}} // no SEEK_DATA here: read it whole
+		if exts, err = extentsOrWhole(f, info.Size()); err != nil {
+			return "", 0, fmt.Errorf("hash: %w", err)
 		}
 	}
 	if err := hashExtents(f, exts, info.Size(), h); err != nil {

@@ -98,10 +98,8 @@ type extent struct{ off, n int64 }
 // zeros, without reading them). A file system without SEEK_DATA is copied
 // whole. One byte past size is read to refuse a file that grew.
 func copySparse(in *os.File, size int64, out *os.File) (string, int64, error) {
-	exts, err := dataExtents(in, size)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
-		exts = []extent{{0, size}}
-	} else if err != nil {
+	exts, err := extentsOrWhole(in, size)
+	if err != nil {
 		return "", 0, fmt.Errorf("seal %s: %w", in.Name(), err)
 	}
 	for _, e := range exts {
@@ -124,6 +122,16 @@ func copySparse(in *os.File, size int64, out *os.File) (string, int64, error) {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// extentsOrWhole is dataExtents, or the whole file as one extent where
+// the file system has no SEEK_DATA.
+func extentsOrWhole(f *os.File, size int64) ([]extent, error) {
+	exts, err := dataExtents(f, size)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+		return []extent{{0, size}}, nil
+	}
+	return exts, err
 }
 
 // dataExtents lists the data of the first size bytes of f.
@@ -159,7 +167,7 @@ func copyExtent(in, out *os.File, e extent) error {
 	}
 	n, err := io.Copy(out, io.LimitReader(in, e.n))
 	if err == nil && n < e.n {
-		err = fmt.Errorf("%s shrank while being sealed", in.Name())
+		err = fmt.Errorf("%s: %w", in.Name(), ErrSealShrank)
 	}
 	if err != nil {
 		return fmt.Errorf("seal: %w", err)
