@@ -21,8 +21,10 @@
 // --serve, dispatched by main through HelperMain), started once per SelfExe
 // per host process and restarted if it died. Run writes each request (start
 // or cancel) to its stdin and reads one reply per finished run, both as gob
-// streams (wire.go). The runner is a child subreaper with PR_SET_PDEATHSIG; a central
-// SIGCHLD reaper hands each target's status to that run's watchdog. Each
+// streams (wire.go). The runner is a child subreaper with PR_SET_PDEATHSIG; a
+// watcher on each target's pidfd, or the central reaper (on SIGCHLD where
+// pidfds cannot be watched, see chld.go), hands its status to that run's
+// watchdog. Each
 // watchdog starts the backend's launcher in a new session and sets
 // RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and
 // RLIMIT_RTTIME as the run's tag) before any experiment code runs: bwrap

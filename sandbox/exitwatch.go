@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A target's exit reaches its watchdog two ways: the reaper collects it
-// on SIGCHLD (a signal, then three goroutines: os/signal's, the runner's
-// signal loop and the watchdog), or — sooner — the watchdog's own watcher
-// wakes on the target's pidfd in Go's poller and collects it itself.
-// Whichever comes first under the server's lock delivers the status.
+// A target's exit reaches its watchdog two ways: the watchdog's own watcher
+// wakes on the target's pidfd in Go's poller and collects it itself, or the
+// reaper collects it — at a sample, or on SIGCHLD where that is relayed
+// (chld.go: always where pidfds cannot be watched). Whichever comes first
+// under the server's lock delivers the status.
 
 // attach completes a target's SysProcAttr: it starts in the run's cgroup,
 // and the kernel returns a pidfd of it in w.pidfd (-1 where unsupported).

@@ -71,10 +71,12 @@ func serveMain(args []string) int {
 	// fails with EPIPE (see send) instead of killing the runner before it
 	// has ended its runs. Caught rather than ignored: an ignored signal
 	// would stay ignored in every experiment.
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD, syscall.SIGPIPE)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE)
+	chld := make(chan os.Signal, 64)
+	r.srv.chld = newChldRelay(chld, !pidfdsWatchable())
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { r.signals(sigs, done) })
+	wg.Go(func() { r.signals(sigs, chld, done) })
 	in := pollableStdin()
 	wg.Go(func() { r.read(in) })
 	go r.srv.refillCgroup() // the first run's
@@ -86,6 +88,7 @@ func serveMain(args []string) int {
 	r.srv.dropSpareCgroup()
 	r.srv.sweep()
 	signal.Stop(sigs)
+	signal.Stop(chld)
 	close(done)
 	_ = in.Close() // ends the reader if stdin is still open
 	wg.Wait()
@@ -103,17 +106,17 @@ func pollableStdin() *os.File {
 	return os.NewFile(0, "stdin")
 }
 
-func (r *runner) signals(sigs chan os.Signal, done chan struct{}) {
+// signals reaps on each relayed SIGCHLD (chld.go) and stops the runner on
+// SIGTERM or SIGINT.
+func (r *runner) signals(sigs, chld chan os.Signal, done chan struct{}) {
 	for {
 		select {
 		case <-done:
 			return
+		case <-chld:
+			r.srv.reap()
 		case s := <-sigs:
-			switch s {
-			case syscall.SIGCHLD:
-				r.srv.reap()
-			case syscall.SIGPIPE: // a write's EPIPE says it (see send)
-			default:
+			if s != syscall.SIGPIPE { // a write's EPIPE says that one (see send)
 				r.srv.stop()
 			}
 		}

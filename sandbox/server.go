@@ -33,6 +33,7 @@ type server struct {
 	spareCg   cgroupSpare              // the next run's cgroup, made ahead (cgspare.go)
 	kidsFile  func() (int, error)      // our main thread's children file, opened once
 	devNull   func() (*os.File, error) // /dev/null, every target's stdin, opened once
+	chld      *chldRelay               // SIGCHLD to the reaper when needed (nil: one-shot mode, which always has it)
 	stopOnce  sync.Once
 
 	mu      sync.Mutex

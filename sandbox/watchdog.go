@@ -353,15 +353,29 @@ func (w *watchdog) finish(ws syscall.WaitStatus, ru *syscall.Rusage) {
 	}
 }
 
-// cleanup SIGKILLs every descendant still alive until none is left.
+// cleanup SIGKILLs every descendant still alive until none is left. While
+// it waits for them to end, SIGCHLD is relayed to the reaper (chld.go),
+// which wakes it; the round after the relay is turned on does not wait, so
+// that an end signalled before is not missed.
 func (w *watchdog) cleanup() {
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
+	relayed := false
+	defer func() {
+		if relayed {
+			w.srv.chld.release()
+		}
+	}()
 	for i := 0; i < cleanupRetries; i++ {
 		w.srv.reap()
 		if w.killAllQuiet() == 0 {
 			w.rep.Survivors = 0
 			return
+		}
+		if !relayed {
+			w.srv.chld.hold()
+			relayed = true
+			continue
 		}
 		select {
 		case <-w.wake:
