@@ -72,6 +72,15 @@ type Rejected struct {
 	Reason string `json:"reason"`
 }
 
+// How a run's limits were set before its launcher's first instruction
+// (Result.Launch).
+const (
+	LaunchGate    = "start-gate"     // the runner's start gate set them on itself and executed the launcher (gate.go)
+	LaunchPtrace  = "ptrace-stop"    // at the stop right after the launcher's exec (tracegate.go)
+	LaunchBarrier = "shell-barrier"  // while a /bin/sh barrier waited on a pipe (helper.go)
+	LaunchBlockFD = "bwrap-block-fd" // while bwrap held its child on --block-fd (bwrapgate.go)
+)
+
 // Result is what one run produced; the engine turns it into a receipt.
 type Result struct {
 	Backend         Backend
@@ -89,6 +98,7 @@ type Result struct {
 	StdoutTail      string
 	StderrTail      string
 	Containment     string // "cgroup" or "sampled-watchdog"
+	Launch          string // how the limits were set before the launcher's first instruction: a Launch constant
 	StartedAt       time.Time
 	FinishedAt      time.Time
 

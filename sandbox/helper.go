@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -33,6 +34,7 @@ type helperReport struct {
 	MaxCPUSeconds float64 `json:"max_cpu_seconds"`
 	KilledByUs    bool    `json:"killed_by_us"`
 	Containment   string  `json:"containment"`
+	Launch        string  `json:"launch,omitempty"` // how the limits were set before the launcher ran: a Launch constant
 	Survivors     int     `json:"survivors"`
 	Error         string  `json:"error,omitempty"`
 }
@@ -67,13 +69,17 @@ func HelperMain(args []string) int {
 }
 
 // becomeRunner sets PR_SET_PDEATHSIG (SIGTERM; the host also sets it at
-// fork), makes us a child subreaper and tags what we fork (tagForks). It reports false when the parent is
-// already gone.
+// fork), makes us a child subreaper and tags what we fork (tagForks). It
+// also marks close-on-exec every descriptor above stderr it inherited: Go
+// closes nothing in a child but what is close-on-exec, so a descriptor the
+// host's own parent left open (a shell's, a lock file's) reached every
+// experiment. It reports false when the parent is already gone.
 func becomeRunner(parentPID int) bool {
 	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
 	if os.Getppid() != parentPID {
 		return false
 	}
+	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	_ = tagForks(os.Getpid()) // best effort: setLimits still tags each target
 	return true
@@ -110,28 +116,10 @@ func oneShot(cfg helperConfig) helperReport {
 // alone. Limits are clamped to the current hard limit,
 // which an unprivileged process cannot raise. RLIMIT_NOFILE is never touched.
 func setLimits(pid int, cpu, fsize, as, tag uint64) error {
-	type lim struct {
-		res        int
-		soft, hard uint64
-	}
-	all := []lim{{unix.RLIMIT_CORE, 0, 0}}
-	if cpu > 0 {
-		all = append(all, lim{unix.RLIMIT_CPU, cpu, cpu + 1})
-	}
-	if fsize > 0 {
-		all = append(all, lim{unix.RLIMIT_FSIZE, fsize, fsize})
-	}
-	if as > 0 {
-		all = append(all, lim{unix.RLIMIT_AS, as, as})
-	}
-	if tag > 0 {
-		all = append(all, lim{unix.RLIMIT_RTTIME, rtTagBase + tag, rtTagBase + tag})
-	}
-	for _, l := range all {
-		// The target inherited our hard limits: clamp to those, and read
-		// its own only if that fails.
-		hard := ownHardLimit(l.res)
-		r := unix.Rlimit{Cur: min(l.soft, hard), Max: min(l.hard, hard)}
+	for _, l := range limitList(cpu, fsize, as, tag) {
+		// The target inherited our hard limits (limitList clamps to
+		// those): read its own only if that fails.
+		r := unix.Rlimit{Cur: l.soft, Max: l.hard}
 		if unix.Prlimit(pid, l.res, &r, nil) == nil {
 			continue
 		}
@@ -145,6 +133,36 @@ func setLimits(pid int, cpu, fsize, as, tag uint64) error {
 		}
 	}
 	return nil
+}
+
+// rlimitSet is one limit a target gets.
+type rlimitSet struct {
+	res        int
+	soft, hard uint64
+}
+
+// limitList is what setLimits sets (and the start gate sets on itself),
+// each clamped to our own hard limit, which the target inherits and an
+// unprivileged process cannot raise.
+func limitList(cpu, fsize, as, tag uint64) []rlimitSet {
+	all := []rlimitSet{{unix.RLIMIT_CORE, 0, 0}}
+	if cpu > 0 {
+		all = append(all, rlimitSet{unix.RLIMIT_CPU, cpu, cpu + 1})
+	}
+	if fsize > 0 {
+		all = append(all, rlimitSet{unix.RLIMIT_FSIZE, fsize, fsize})
+	}
+	if as > 0 {
+		all = append(all, rlimitSet{unix.RLIMIT_AS, as, as})
+	}
+	if tag > 0 {
+		all = append(all, rlimitSet{unix.RLIMIT_RTTIME, rtTagBase + tag, rtTagBase + tag})
+	}
+	for i, l := range all {
+		hard := ownHardLimit(l.res)
+		all[i].soft, all[i].hard = min(l.soft, hard), min(l.hard, hard)
+	}
+	return all
 }
 
 // ownHardLimits are our own hard limits, read once: a runner's are never
@@ -180,7 +198,11 @@ const startBarrier = `read _ <&3 || exit 125; exec "$@" 3<&-`
 // shell start instead of a second start of our own (much larger) binary.
 func (w *watchdog) launch() error {
 	if w.cfg.BwrapGate {
+		w.rep.Launch = LaunchBlockFD
 		return w.launchBwrap()
+	}
+	if w.launchGated() {
+		return nil
 	}
 	files, err := w.openStdio()
 	if err != nil {
@@ -188,8 +210,10 @@ func (w *watchdog) launch() error {
 	}
 	defer files.close()
 	if started, err := w.launchTraced(files); started || err != nil {
+		w.rep.Launch = LaunchPtrace
 		return err
 	}
+	w.rep.Launch = LaunchBarrier
 	gate, release, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("helper: %w", err)

@@ -40,6 +40,7 @@ type helperConfig struct {
 	Env         []string      `json:"env,omitempty"`
 	Argv        []string      `json:"argv"`
 	UsageEvery  time.Duration `json:"usage_every,omitempty"` // report live usage this often (serve mode); 0 = never
+	NoGate      bool          `json:"no_gate,omitempty"`     // never the start gate (gate.go): the tests' and benchmarks' way to the ptrace stop
 
 	release func() // the host's: lets go of what the launch line names (the /etc view); nil for none
 }

@@ -12,6 +12,9 @@ import (
 // the Report for the backend named in os.Args[1].
 const envTestHelper = "SIMJECTURE_SANDBOX_TEST_HELPER"
 
+// envNoGate=1 sets forceNoGate in a test helper mode's process.
+const envNoGate = "SIMJECTURE_SANDBOX_TEST_NOGATE"
+
 // raceNoExitSleep turns off the race runtime's one-second sleep at exit in
 // the test binaries this one starts (hosts as nobody, runners); other
 // builds ignore it.
@@ -43,8 +46,23 @@ func TestMain(m *testing.M) {
 }
 
 func testHelperMode(mode string) int {
+	forceNoGate = os.Getenv(envNoGate) == "1"
 	var out any
 	switch mode {
+	case "runmany": // a JSON array of Specs, run one after the other on one runner
+		var specs []Spec
+		if err := json.NewDecoder(os.Stdin).Decode(&specs); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		var outs []runOutput
+		for _, spec := range specs {
+			res, err := Run(signalContext(), spec)
+			outs = append(outs, runOutput{Result: res, Err: errString(err)})
+		}
+		CloseRunners()
+		Settle()
+		out = outs
 	case "run":
 		var spec Spec
 		if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {

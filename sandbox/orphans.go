@@ -109,7 +109,7 @@ func (s *server) orphansOf(w *watchdog) []int {
 	live := map[procKey]bool{}
 	for _, c := range kids {
 		st, err := readStat(c)
-		if _, isTarget := s.targets[c]; err != nil || isTarget {
+		if _, isTarget := s.targets[c]; err != nil || isTarget || s.gate != nil && c == s.gate.pid {
 			continue
 		}
 		key := procKey{c, st.start}

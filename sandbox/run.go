@@ -129,7 +129,7 @@ func helperFor(s Spec, lay layout) (helperConfig, error) {
 		ParentPID: os.Getpid(), Timeout: s.Timeout, Memory: s.MemoryBytes,
 		Workspace: s.WorkspaceBytes, CPULimit: cpuLimit(s), FsizeLimit: fsizeLimit(s.MaxFileBytes),
 		ASLimit: uint64(cooperativeAS), Watch: []string{lay.work, lay.tmp},
-		Stdout: lay.stdout, Stderr: lay.stderr, Dir: lay.work, ExitSignals: true,
+		Stdout: lay.stdout, Stderr: lay.stderr, Dir: lay.work, ExitSignals: true, NoGate: forceNoGate,
 	}
 	if s.Usage != nil {
 		cfg.UsageEvery = UsageEvery
@@ -229,6 +229,7 @@ func applyReport(res *Result, rep helperReport, ctxDone bool) {
 	res.LimitExceeded = rep.Limit
 	res.WallSeconds = rep.WallSeconds
 	res.Containment = rep.Containment
+	res.Launch = rep.Launch
 	res.survivors = rep.Survivors
 	if rep.PeakRSS > 0 { // a run too short for a sample of a live process has no figure
 		peak := rep.PeakRSS

@@ -77,6 +77,7 @@ func serveMain(args []string) int {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { r.signals(sigs, chld, done) })
+	r.srv.refillGate() // the first run's, before its request can come
 	in := pollableStdin()
 	wg.Go(func() { r.read(in) })
 	go r.srv.refillCgroup() // the first run's
@@ -85,6 +86,7 @@ func serveMain(args []string) int {
 	r.stopping = true
 	r.mu.Unlock()
 	r.runs.Wait()
+	r.srv.closeGate()
 	r.srv.dropSpareCgroup()
 	r.srv.sweep()
 	signal.Stop(sigs)

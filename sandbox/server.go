@@ -40,6 +40,8 @@ type server struct {
 	targets map[int]*watchdog           // live targets by pid
 	active  map[uint64]*watchdog        // runs not yet finished, by id
 	orphans map[procKey]map[uint64]bool // runs that may own an orphan, fixed when first seen
+	gate    *gateProc                   // the spare start gate, or nil (gate.go)
+	gateOff bool                        // no gates: one-shot mode, or one could not be started
 }
 
 func newServer(parentPID int) *server {

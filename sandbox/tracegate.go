@@ -32,7 +32,7 @@ func (w *watchdog) launchTraced(files stdio) (bool, error) {
 		defer runtime.UnlockOSThread()
 		pid, err := syscall.ForkExec(path, w.cfg.Argv, attr)
 		if err != nil {
-			return 0, err
+			return 0, &os.PathError{Op: "fork/exec", Path: path, Err: err}
 		}
 		early, err = w.releaseTraced(pid)
 		return pid, err

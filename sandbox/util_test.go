@@ -103,6 +103,7 @@ type experiment struct {
 	space    int64
 	env      map[string]string
 	asNobody bool
+	noGate   bool // the ptrace stop instead of the start gate (forceNoGate, as nobody)
 }
 
 func (e experiment) spec(t testing.TB) Spec {
@@ -168,6 +169,9 @@ func (e experiment) run(t testing.TB) (Result, Spec, error) {
 		return res, spec, err
 	}
 	cmd := nobodyCommand(t, "run")
+	if e.noGate {
+		cmd.Env = append(cmd.Env, envNoGate+"=1")
+	}
 	in, err := json.Marshal(spec)
 	must(t, err)
 	cmd.Stdin = bytes.NewReader(in)

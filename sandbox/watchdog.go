@@ -25,6 +25,8 @@ type watchdog struct {
 	wake       chan struct{}   // the reaper collected an orphan
 	target     int
 	startTicks uint64 // the target's start time
+	gateConn   int    // the runner's end of the target's start gate socket, or -1 (gate.go)
+	gatePath   string // the program the gate executes
 	// inheritedRSS bounds what the kernel's maxrss of the target counts of
 	// the runner: a forked child starts with its parent's resident set,
 	// and exec keeps that high-water mark, so a maxrss at or below it says
@@ -58,7 +60,7 @@ type watchdog struct {
 }
 
 func newWatchdog(cfg helperConfig, srv *server, id uint64) *watchdog {
-	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(), pidfd: -1, shm: newShmWatch(),
+	return &watchdog{cfg: cfg, id: id, srv: srv, seen: map[int]uint64{}, files: newProcFiles(), pidfd: -1, gateConn: -1, shm: newShmWatch(),
 		exit: make(chan waitResult, 1), cancel: make(chan struct{}, 2), wake: make(chan struct{}, 1)}
 }
 
@@ -99,6 +101,9 @@ func (w *watchdog) supervise() helperReport {
 	defer w.srv.end(w)
 	w.sample(false)
 	w.loop()
+	if msg := w.gateError(); msg != "" {
+		w.rep.Error = msg
+	}
 	w.stopWatch()
 	w.cleanup()
 	w.srv.reap() // orphans already ended count; one still ending is not waited for (see reap)

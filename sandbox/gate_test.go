@@ -1,0 +1,214 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestGateCodeIsItsSource assembles gate/gate_amd64.S again and compares
+// its .text with gateCode.
+func TestGateCodeIsItsSource(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the start gate is written for amd64 only")
+	}
+	for _, tool := range []string{"as", "objcopy"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s (binutils) is not installed: gateCode not checked against its source", tool)
+		}
+	}
+	dir := t.TempDir()
+	obj, bin := filepath.Join(dir, "gate.o"), filepath.Join(dir, "gate.bin")
+	for _, argv := range [][]string{{"as", "--64", "-o", obj, "gate/gate_amd64.S"}, {"objcopy", "-O", "binary", "-j", ".text", obj, bin}} {
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", argv, err, out)
+		}
+	}
+	got, err := os.ReadFile(bin)
+	must(t, err)
+	if !bytes.Equal(got, gateCode) {
+		t.Fatalf("gateCode (%d bytes) is not gate/gate_amd64.S assembled (%d bytes): regenerate gate_amd64.go", len(gateCode), len(got))
+	}
+}
+
+// TestGateSetsTheLimits: a cooperative run starts through the start gate,
+// which leaves the experiment the limits, folder, logs and descriptors
+// the ptrace stop does; with the gate turned off, the ptrace stop is used.
+func TestGateSetsTheLimits(t *testing.T) {
+	requireRoot(t)
+	if len(gateCode) == 0 {
+		t.Skip("no start gate for " + runtime.GOARCH)
+	}
+	script := "import os, sys\nprint(open('/proc/self/limits').read())\nprint(os.getcwd())\nsys.stderr.write('to-stderr\\n')\nprint(' '.join(sorted(os.listdir('/proc/self/fd'))))"
+	for _, b := range []Backend{ProcessCooperative, ProotCooperative} {
+		for _, noGate := range []bool{false, true} {
+			want := LaunchGate
+			if noGate {
+				want = LaunchPtrace
+			}
+			t.Run(string(b)+"/"+want, func(t *testing.T) {
+				e := experiment{backend: b, asNobody: true, noGate: noGate, command: []string{"python3", "-c", script},
+					timeout: 3 * time.Second, maxFile: 5 << 20}
+				res, _, err := e.run(t)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Launch != want || res.ReturnCode == nil || *res.ReturnCode != 0 {
+					t.Fatalf("launch %q rc %v, want %q and 0; stderr %s", res.Launch, ptrValue(res.ReturnCode), want, res.StderrTail)
+				}
+				out := res.StdoutTail
+				for _, w := range []string{"Max cpu time              4                    5",
+					"Max file size             5242881              5242881", "Max core file size        0                    0",
+					"Max address space         140737488355328"} {
+					if !strings.Contains(out, w) {
+						t.Errorf("limits lack %q:\n%s", w, out)
+					}
+				}
+				if tag := rttimeTag(out); tag == 0 {
+					t.Errorf("no run tag in RLIMIT_RTTIME:\n%s", out)
+				}
+				if !strings.HasSuffix(out, "/work\n0 1 2 3\n") {
+					t.Errorf("want the work folder, then fds 0-3 only (3: ls's own):\n%s", out)
+				}
+				if !strings.Contains(res.StderrTail, "to-stderr") {
+					t.Errorf("stderr log %q", res.StderrTail)
+				}
+			})
+		}
+	}
+}
+
+// rttimeTag returns the soft RLIMIT_RTTIME of a /proc/PID/limits text when
+// it is a run tag (soft and hard equal, above rtTagBase), or 0.
+func rttimeTag(limits string) uint64 {
+	for _, line := range strings.Split(limits, "\n") {
+		if f := strings.Fields(strings.TrimPrefix(line, "Max realtime timeout")); len(f) >= 2 && f[0] != line {
+			soft, err1 := strconv.ParseUint(f[0], 10, 64)
+			hard, err2 := strconv.ParseUint(f[1], 10, 64)
+			if err1 == nil && err2 == nil && soft == hard && soft > rtTagBase {
+				return soft - rtTagBase
+			}
+		}
+	}
+	return 0
+}
+
+// TestGateReportsAStartFailure: a program the kernel cannot execute is
+// the same harness error through the gate as through the ptrace stop.
+func TestGateReportsAStartFailure(t *testing.T) {
+	requireRoot(t)
+	if len(gateCode) == 0 {
+		t.Skip("no start gate for " + runtime.GOARCH)
+	}
+	var errs []string
+	for _, noGate := range []bool{false, true} {
+		// An empty file the kernel refuses (ENOEXEC), sealed with its
+		// execute bits: lookPathEnv finds it, so neither falls back to the
+		// shell barrier.
+		e := experiment{backend: ProcessCooperative, asNobody: true, noGate: noGate, files: map[string]string{"empty": ""},
+			command: []string{"./empty"}}
+		spec := e.spec(t)
+		must(t, os.Chmod(spec.Sealed[0].HostPath, 0o755))
+		res, err := runSpecAsNobody(t, spec, noGate)
+		if err == "" {
+			t.Fatalf("no gate %v: an empty program started: launch %q rc %v", noGate, res.Launch, ptrValue(res.ReturnCode))
+		}
+		errs = append(errs, strings.ReplaceAll(err, spec.RunDir, "RUN"))
+	}
+	if errs[0] != errs[1] || !strings.Contains(errs[0], "fork/exec RUN/work/empty: exec format error") {
+		t.Fatalf("gate: %q\nptrace stop: %q", errs[0], errs[1])
+	}
+}
+
+// runSpecAsNobody runs spec in the test binary's "run" mode as nobody.
+func runSpecAsNobody(t *testing.T, spec Spec, noGate bool) (Result, string) {
+	t.Helper()
+	cmd := nobodyCommand(t, "run")
+	if noGate {
+		cmd.Env = append(cmd.Env, envNoGate+"=1")
+	}
+	in, err := json.Marshal(spec)
+	must(t, err)
+	cmd.Stdin = bytes.NewReader(in)
+	var out runOutput
+	runJSON(t, cmd, &out)
+	return out.Result, out.Err
+}
+
+// TestSpareGateOutlivesOtherRuns: the spare gate forked while a run starts
+// is not taken for an orphan of that run (which the run's end would kill):
+// the next run on the same runner starts through it.
+func TestSpareGateOutlivesOtherRuns(t *testing.T) {
+	requireRoot(t)
+	if len(gateCode) == 0 {
+		t.Skip("no start gate for " + runtime.GOARCH)
+	}
+	var specs []Spec
+	for _, cmd := range [][]string{{"sh", "-c", "sleep 0.3 & sleep 0.2"}, {"true"}, {"true"}} {
+		specs = append(specs, experiment{backend: ProcessCooperative, asNobody: true, command: cmd}.spec(t))
+	}
+	cmd := nobodyCommand(t, "runmany")
+	in, err := json.Marshal(specs)
+	must(t, err)
+	cmd.Stdin = bytes.NewReader(in)
+	var outs []runOutput
+	runJSON(t, cmd, &outs)
+	if len(outs) != len(specs) {
+		t.Fatalf("%d results for %d runs", len(outs), len(specs))
+	}
+	for i, o := range outs {
+		if o.Err != "" || o.Result.Launch != LaunchGate || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 {
+			t.Errorf("run %d: err %q launch %q rc %v", i, o.Err, o.Result.Launch, ptrValue(o.Result.ReturnCode))
+		}
+	}
+}
+
+// TestOrphanScanSkipsTheSpareGate: a spare gate that the runner's main
+// thread forked is listed among the main thread's children with the
+// orphans, and is not claimed by an active run.
+func TestOrphanScanSkipsTheSpareGate(t *testing.T) {
+	if len(gateCode) == 0 {
+		t.Skip("no start gate for " + runtime.GOARCH)
+	}
+	s := newServer(os.Getppid())
+	w := newWatchdog(helperConfig{}, s, 1)
+	s.begin(w)
+	tid := make(chan int)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // the gate is this thread's child, as an orphan is the main thread's
+		defer runtime.UnlockOSThread()
+		s.refillGate()
+		tid <- unix.Gettid()
+		<-done
+	}()
+	kids := "/proc/self/task/" + strconv.Itoa(<-tid) + "/children"
+	defer close(done)
+	s.kidsFile = func() (int, error) { return unix.Open(kids, unix.O_RDONLY|unix.O_CLOEXEC, 0) }
+	if s.gate == nil {
+		t.Fatal("no spare gate")
+	}
+	pid := s.gate.pid
+	defer func() {
+		s.closeGate()
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+	}()
+	if !slices.Contains(s.leaderChildren(), pid) {
+		t.Fatalf("gate %d not among the forking thread's children %v", pid, s.leaderChildren())
+	}
+	if got := s.orphansOf(w); slices.Contains(got, pid) {
+		t.Fatalf("the run claims the spare gate %d as an orphan: %v", pid, got)
+	}
+}
