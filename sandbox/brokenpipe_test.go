@@ -62,7 +62,7 @@ func TestRunnerStoppedUnderARun(t *testing.T) {
 			must(t, err)
 			errc := make(chan error, 1)
 			go func() {
-				_, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"sleep", "30"}))
+				_, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"sleep", "30"}), func() {})
 				errc <- err
 			}()
 			waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
@@ -70,7 +70,7 @@ func TestRunnerStoppedUnderARun(t *testing.T) {
 			if err := <-errc; !errors.Is(err, ErrRunnerLost) {
 				t.Fatalf("run: %v; want ErrRunnerLost", err)
 			}
-			res, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"true"}))
+			res, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"true"}), func() {})
 			if err != nil || res.ReturnCode == nil || *res.ReturnCode != 0 {
 				t.Fatalf("the next run: %+v, %v", res, err)
 			}

@@ -165,8 +165,8 @@ func (s *server) stopping() bool {
 }
 
 // takeGate hands the spare gate to w as its target (registered, as
-// forkTarget registers a fork) and starts the next one in the background.
-// It returns nil when there is none.
+// forkTarget registers a fork); the caller starts the next one once the
+// request is sent. It returns nil when there is none.
 func (s *server) takeGate(w *watchdog) *gateProc {
 	s.mu.Lock()
 	g := s.gate
@@ -177,9 +177,6 @@ func (s *server) takeGate(w *watchdog) *gateProc {
 		w.startTicks = bootTicks() // the run starts now, not when its gate was forked
 	}
 	s.mu.Unlock()
-	if g != nil {
-		go s.refillGate()
-	}
 	return g
 }
 
@@ -324,7 +321,9 @@ func (w *watchdog) launchGated() bool {
 	if g == nil {
 		return false
 	}
-	if g.send(req) != nil {
+	err := g.send(req)
+	go w.srv.refillGate() // after the send: a goroutine started before it woke a thread first
+	if err != nil {
 		w.srv.dropGate(w, g)
 		return false
 	}

@@ -31,7 +31,15 @@ func HashFile(path string) (sha string, size int64, err error) {
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() < mapMin {
+	if err != nil {
+		return hashReader(f)
+	}
+	return hashOpened(f, info)
+}
+
+// hashOpened is HashFile of an open file whose fstat is info.
+func hashOpened(f *os.File, info os.FileInfo) (sha string, size int64, err error) {
+	if !info.Mode().IsRegular() || info.Size() < mapMin {
 		return hashReader(f)
 	}
 	h := sha256.New()

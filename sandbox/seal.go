@@ -140,11 +140,18 @@ func mutations(sealed []sealedCopy) []string {
 	return out
 }
 
+// changed reports whether the copy at c.path is no longer a regular file
+// (a symlink counts) of mode c.perm and hash c.sha; it hashes the handle
+// it checked.
 func changed(c sealedCopy) bool {
-	info, err := os.Lstat(c.path)
-	if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() != c.perm {
+	f, info, err := openRegular(c.path)
+	if err != nil {
 		return true
 	}
-	sum, _, err := HashFile(c.path)
+	defer f.Close()
+	if info.Mode().Perm() != c.perm {
+		return true
+	}
+	sum, _, err := hashOpened(f, info)
 	return err != nil || sum != c.sha
 }

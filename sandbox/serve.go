@@ -187,6 +187,7 @@ func (r *runner) start(req runnerRequest) {
 	go func() {
 		defer r.runs.Done()
 		r.reply(req.ID, w.supervise())
+		w.release()
 		w.cg.remove()
 		r.srv.refillCgroup()
 	}()
