@@ -308,12 +308,17 @@ func launchRatio(b *testing.B, spec Spec, bare, line func()) {
 		b.Skip("cooperative backends refuse root: run bench/run.sh, which runs this as uid 65534")
 	}
 	var ours, base, seal, lined, behind []time.Duration
+	gated := 0
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		if _, err := Run(context.Background(), spec); err != nil {
+		res, err := Run(context.Background(), spec)
+		if err != nil {
 			b.Fatal(err)
 		}
 		ours = append(ours, time.Since(start))
+		if res.Launch == LaunchGate {
+			gated++
+		}
 		// The run's folder is removed or recycled on a background goroutine,
 		// meant to overlap the next experiment; here it would overlap (and
 		// slow) the bare launch it is compared with. What is left of it when
@@ -345,6 +350,7 @@ func launchRatio(b *testing.B, spec Spec, bare, line func()) {
 	b.ReportMetric(ms(median(behind)), "median-background-ms")
 	b.ReportMetric(ms(median(base)), "median-bare-ms")
 	b.ReportMetric(float64(median(ours))/float64(median(base)), "median-ratio")
+	b.ReportMetric(float64(gated)/float64(b.N), "start-gate-share")
 }
 
 func sum(ds []time.Duration) time.Duration {
@@ -388,11 +394,25 @@ func BenchmarkLaunchProot(b *testing.B) {
 
 // BenchmarkLaunchProcess compares Run under process-cooperative with a plain exec of true.
 func BenchmarkLaunchProcess(b *testing.B) {
-	launchRatio(b, benchSpec(b, ProcessCooperative, "true"), func() {
+	launchRatio(b, benchSpec(b, ProcessCooperative, "true"), bareTrue(b), nil)
+}
+
+// BenchmarkLaunchProcessPtrace is BenchmarkLaunchProcess with the limits
+// set at the ptrace stop after the exec instead of by the start gate
+// (gate.go): the way every run took before, and the one a run with a
+// cgroup takes.
+func BenchmarkLaunchProcessPtrace(b *testing.B) {
+	forceNoGate = true
+	defer func() { forceNoGate = false }()
+	launchRatio(b, benchSpec(b, ProcessCooperative, "true"), bareTrue(b), nil)
+}
+
+func bareTrue(b *testing.B) func() {
+	return func() {
 		if err := exec.Command("true").Run(); err != nil {
 			b.Fatal(err)
 		}
-	}, nil)
+	}
 }
 
 // withFile opens src and creates dst and runs f on the two.

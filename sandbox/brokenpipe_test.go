@@ -65,7 +65,7 @@ func TestRunnerStoppedUnderARun(t *testing.T) {
 				_, err := runHelper(context.Background(), Spec{SelfExe: self}, rawConfig(t, []string{"sleep", "30"}), func() {})
 				errc <- err
 			}()
-			waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
+			waitFor(t, "the run to start", 10*time.Second, func() bool { return len(runDescendants(c.pid)) > 0 })
 			must(t, syscall.Kill(c.pid, sig))
 			if err := <-errc; !errors.Is(err, ErrRunnerLost) {
 				t.Fatalf("run: %v; want ErrRunnerLost", err)
@@ -87,7 +87,7 @@ func TestCancelResumesAStoppedRunner(t *testing.T) {
 	must(t, err)
 	id, ch, err := c.start(rawConfig(t, []string{"sleep", "30"}), nil)
 	must(t, err)
-	waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
+	waitFor(t, "the run to start", 10*time.Second, func() bool { return len(runDescendants(c.pid)) > 0 })
 	must(t, syscall.Kill(c.pid, syscall.SIGSTOP))
 	waitFor(t, "the runner to stop", 10*time.Second, func() bool {
 		st, err := readStat(c.pid)

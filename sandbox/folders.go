@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,8 +37,6 @@ type runFolders struct {
 	mu     sync.Mutex
 	cur    *folderWorker
 	spares map[string][]string // parent folder → spares ready in it
-	moving map[string]int      // finished folders queued under their own name, not yet renamed aside
-	moved  *sync.Cond          // on mu: a queued folder was renamed aside
 	seq    atomic.Uint64
 	busy   sync.WaitGroup // one per queued folder not yet handled (the benchmarks wait on it)
 }
@@ -45,99 +44,57 @@ type runFolders struct {
 // folderWorker is one background goroutine and its queue; done closes
 // when the queue is closed and drained.
 type folderWorker struct {
-	queue chan folderJob
+	queue chan string
 	done  chan struct{}
 }
 
-// folderJob is a finished run's folder to remove, or with reuse to recycle.
-type folderJob struct {
-	dir   string
-	reuse bool
-}
-
-var folders = newRunFolders()
-
-func newRunFolders() *runFolders {
-	f := &runFolders{spares: map[string][]string{}, moving: map[string]int{}}
-	f.moved = sync.NewCond(&f.mu)
-	return f
-}
+var folders = runFolders{spares: map[string][]string{}}
 
 func (f *runFolders) newName(parent, prefix string) string {
 	return filepath.Join(parent, prefix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(f.seq.Add(1), 10))
 }
 
-// discard queues dir for the background goroutine, which renames it out
-// of the way (next to it, so that the same path can be used again: a run
-// of that path waits for it, awaitMoved) and removes it, or, with reuse
-// (no process of the run is left), recycles it as a spare. The rename was
-// made here, on the run's critical path, until 20 µs of it showed there.
+// discard takes dir out of the way at once (a rename next to it, so that
+// the same path can be used again) and removes it in the background, or,
+// with reuse (no process of the run is left), recycles it as a spare.
 func (f *runFolders) discard(dir string, reuse bool) {
+	prefix := scrapPrefix
+	if reuse {
+		prefix = recyclePrefix
+	}
+	moved := f.newName(filepath.Dir(dir), prefix)
+	if os.Rename(dir, moved) != nil {
+		removeTree(dir)
+		return
+	}
 	f.mu.Lock()
 	if f.cur == nil {
-		w := &folderWorker{queue: make(chan folderJob, scrapQueue), done: make(chan struct{})}
+		w := &folderWorker{queue: make(chan string, scrapQueue), done: make(chan struct{})}
 		f.cur = w
 		go f.work(w)
 	}
 	f.busy.Add(1)
 	select {
-	case f.cur.queue <- folderJob{dir, reuse}:
-		f.moving[dir]++
+	case f.cur.queue <- moved:
 		f.mu.Unlock()
 	default:
 		f.mu.Unlock()
 		f.busy.Done()
-		removeTree(dir)
+		removeTree(moved)
 	}
-}
-
-// awaitMoved waits until no finished folder queued as dir is still there.
-func (f *runFolders) awaitMoved(dir string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for f.moving[dir] > 0 {
-		f.moved.Wait()
-	}
-}
-
-// moveAside renames a queued folder out of the way; "" when it could not
-// (it is then removed).
-func (f *runFolders) moveAside(job folderJob) string {
-	prefix := scrapPrefix
-	if job.reuse {
-		prefix = recyclePrefix
-	}
-	moved := f.newName(filepath.Dir(job.dir), prefix)
-	err := os.Rename(job.dir, moved)
-	if err != nil {
-		removeTree(job.dir)
-		moved = ""
-	}
-	f.mu.Lock()
-	if f.moving[job.dir]--; f.moving[job.dir] <= 0 {
-		delete(f.moving, job.dir)
-	}
-	f.mu.Unlock()
-	f.moved.Broadcast()
-	return moved
 }
 
 // work removes the queued folders, keeping one spare ready in the parent
 // of each, and removes the spares once the queue is closed.
 func (f *runFolders) work(w *folderWorker) {
 	defer close(w.done)
-	for job := range w.queue {
-		dir := f.moveAside(job)
-		if dir == "" {
-			f.busy.Done()
-			continue
-		}
+	for dir := range w.queue {
 		parent := filepath.Dir(dir)
 		f.mu.Lock()
 		have := len(f.spares[parent])
 		f.mu.Unlock()
 		spare, ok := "", false
-		if have == 0 && job.reuse {
+		if have == 0 && strings.HasPrefix(filepath.Base(dir), recyclePrefix) {
 			spare, ok = f.recycle(dir)
 		}
 		if !ok {

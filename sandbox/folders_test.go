@@ -10,8 +10,7 @@ import (
 )
 
 // TestRunFolderRemoved runs twice in the same run folder: each run's folder
-// is out of the way once the background goroutine has it (a run of the
-// same path waits for that) and gone after Settle, even when the
+// is out of the way when Run returns and gone after Settle, even when the
 // experiment took the write bits away from a folder inside it.
 func TestRunFolderRemoved(t *testing.T) {
 	e := experiment{backend: Bubblewrap, command: []string{"sh", "-c", "mkdir -p d/e && touch d/e/f && chmod 0 d/e d && echo out; echo err >&2"}}
@@ -21,7 +20,6 @@ func TestRunFolderRemoved(t *testing.T) {
 		if err != nil || res.ReturnCode == nil || *res.ReturnCode != 0 {
 			t.Fatalf("run: %v %+v", err, res)
 		}
-		folders.awaitMoved(spec.RunDir)
 		if _, err := os.Stat(spec.RunDir); !os.IsNotExist(err) {
 			t.Fatalf("run folder still there after Run: %v", err)
 		}
@@ -86,7 +84,7 @@ func TestSpareRunFolder(t *testing.T) {
 	}
 	for name, change := range tamper {
 		t.Run(name, func(t *testing.T) {
-			f := newRunFolders()
+			f := &runFolders{spares: map[string][]string{}}
 			parent := t.TempDir()
 			spare, ok := f.makeSpare(parent)
 			if !ok {
@@ -160,7 +158,7 @@ func TestRecycleRunFolder(t *testing.T) {
 			lay := finishedRun(t, parent)
 			c.change(t, lay)
 			work := inode(t, lay.work)
-			f := newRunFolders()
+			f := &runFolders{spares: map[string][]string{}}
 			spare, ok := f.recycle(lay.run)
 			if ok != c.ok {
 				t.Fatalf("recycle = %v, want %v", ok, c.ok)
@@ -214,21 +212,4 @@ func TestRunFolderRecycled(t *testing.T) {
 			t.Error("the run folder was not recycled")
 		}
 	}
-}
-
-// TestRunFolderPathUsedAgainAtOnce: a finished run's folder is renamed
-// aside in the background, and a run of the same path waits for that
-// instead of finding the old folder there.
-func TestRunFolderPathUsedAgainAtOnce(t *testing.T) {
-	parent := t.TempDir()
-	lay := newLayout(filepath.Join(parent, "exp-1"))
-	for i := range 30 {
-		must(t, makeRunDir(lay))
-		if names, err := readDirNames(lay.work); err != nil || len(names) != 0 {
-			t.Fatalf("run %d: work holds %v (%v)", i, names, err)
-		}
-		must(t, os.WriteFile(filepath.Join(lay.work, "out"), []byte("x"), 0o644))
-		folders.discard(lay.run, i%2 == 0)
-	}
-	folders.busy.Wait()
 }

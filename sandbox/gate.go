@@ -2,8 +2,11 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -31,6 +34,9 @@ import (
 // forceNoGate makes every run take the ptrace stop instead (tests and
 // benchmarks, to compare the two).
 var forceNoGate bool
+
+// gateArgv0 is a spare gate's command line (its comm is the memfd's fd).
+const gateArgv0 = "simjecture-gate"
 
 // gateBuf is the gate's request buffer (BUFSZ in the source).
 const gateBuf = 1 << 16
@@ -80,10 +86,18 @@ func gateImage(code []byte) []byte {
 	return append(img, code...)
 }
 
+// gateStackMin is the smallest RLIMIT_STACK the gate starts under: it
+// reads its request (up to gateBuf bytes) onto its stack.
+const gateStackMin = 1 << 20
+
 // gateFile is the gate program in a sealed memfd, made once per runner.
 var gateFile = sync.OnceValues(func() (int, error) {
 	if len(gateCode) == 0 {
 		return -1, fmt.Errorf("no start gate for this architecture")
+	}
+	var stack unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &stack); err != nil || stack.Cur < gateStackMin {
+		return -1, fmt.Errorf("gate: RLIMIT_STACK %d below %d", stack.Cur, gateStackMin)
 	}
 	fd, err := unix.MemfdCreate("simjecture-gate", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if err == unix.EINVAL { // before Linux 6.3, which has no MFD_EXEC
@@ -124,7 +138,7 @@ func (s *server) spawnGate() (*gateProc, error) {
 	g := &gateProc{pidfd: -1, conn: pair[0]}
 	attr := &syscall.ProcAttr{Env: []string{}, Files: []uintptr{n, n, n, uintptr(pair[1])},
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, PidFD: &g.pidfd}}
-	g.pid, err = syscall.ForkExec(fmt.Sprintf("/proc/self/fd/%d", img), []string{"simjecture-gate"}, attr)
+	g.pid, err = syscall.ForkExec(fmt.Sprintf("/proc/self/fd/%d", img), []string{gateArgv0}, attr)
 	_ = unix.Close(pair[1])
 	if err != nil {
 		_ = unix.Close(pair[0])
@@ -139,7 +153,9 @@ func (s *server) spawnGate() (*gateProc, error) {
 }
 
 // refillGate starts the spare gate if there is none. Gates stay off for
-// the runner's life once one could not be started.
+// the runner's life once one could not be started for a lasting reason;
+// a fork refused for want of processes or memory (a run's fork bomb at
+// its limit) is tried again for the next run.
 func (s *server) refillGate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,10 +164,32 @@ func (s *server) refillGate() {
 	}
 	g, err := s.spawnGate()
 	if err != nil {
-		s.gateOff = true
+		s.gateOff = !transientGateError(err)
 		return
 	}
 	s.gate = g
+}
+
+// transientGateError reports whether a gate could not start for a reason
+// that passes: too many processes or descriptors, or too little memory.
+func transientGateError(err error) bool {
+	for _, e := range []error{unix.EAGAIN, unix.ENOMEM, unix.EMFILE, unix.ENFILE, unix.EINTR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// gateEnded forgets the spare gate if it is pid, which the reaper just
+// collected (someone killed it): so that the pid, free again, is never
+// taken for the spare. s.mu is held.
+func (s *server) gateEnded(pid int) {
+	if g := s.gate; g != nil && g.pid == pid {
+		_ = unix.Close(g.pidfd)
+		_ = unix.Close(g.conn)
+		s.gate = nil
+	}
 }
 
 // stopping reports whether the runner was told to stop.
@@ -176,7 +214,11 @@ func (s *server) takeGate(w *watchdog) *gateProc {
 		w.inheritedRSS = selfMaxRSS()
 		w.startTicks = bootTicks() // the run starts now, not when its gate was forked
 	}
+	off := s.gateOff
 	s.mu.Unlock()
+	if g == nil && !off {
+		go s.refillGate() // none (it could not be made, or ended): one for the next run
+	}
 	return g
 }
 
@@ -219,8 +261,13 @@ func bootTicks() uint64 {
 // gateRequest encodes a run for the gate (see gate_amd64.S): the length,
 // the limits, the offsets of the folder, the logs and the program, argv and
 // env; then the strings. ok is false when it does not fit the gate's
-// buffer.
+// buffer, or a string holds a NUL or the folder is not named (then the
+// ptrace stop's ForkExec says what is wrong).
 func gateRequest(cfg *helperConfig, path string, limits []rlimitSet) ([]byte, bool) {
+	if cfg.Dir == "" || strings.ContainsRune(cfg.Dir+cfg.Stdout+cfg.Stderr+path, 0) ||
+		slices.ContainsFunc(cfg.Argv, hasNUL) || slices.ContainsFunc(cfg.Env, hasNUL) {
+		return nil, false
+	}
 	words := []uint64{0, uint64(len(limits))}
 	for _, l := range limits {
 		words = append(words, uint64(l.res), l.soft, l.hard)
@@ -255,6 +302,8 @@ func gateRequest(cfg *helperConfig, path string, limits []rlimitSet) ([]byte, bo
 	}
 	return append(out, data...), true
 }
+
+func hasNUL(s string) bool { return strings.ContainsRune(s, 0) }
 
 // send writes the request to the gate. A gate that ended (someone killed
 // it) fails here with EPIPE, without a SIGPIPE.
@@ -321,6 +370,9 @@ func (w *watchdog) launchGated() bool {
 	if g == nil {
 		return false
 	}
+	// A spare someone stopped (SIGSTOP) would hold the run until its
+	// deadline: it is continued first.
+	_ = unix.PidfdSendSignal(g.pidfd, unix.SIGCONT, nil, 0)
 	err := g.send(req)
 	go w.srv.refillGate() // after the send: a goroutine started before it woke a thread first
 	if err != nil {

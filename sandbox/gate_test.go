@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,5 +212,107 @@ func TestOrphanScanSkipsTheSpareGate(t *testing.T) {
 	}
 	if got := s.orphansOf(w); slices.Contains(got, pid) {
 		t.Fatalf("the run claims the spare gate %d as an orphan: %v", pid, got)
+	}
+}
+
+// runDescendants lists the runner's descendants but its spare start gate,
+// which is there before any run.
+func runDescendants(runner int) []int {
+	var out []int
+	for _, pid := range descendants(runner) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.HasPrefix(string(b), gateArgv0+"\x00") {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// TestReapedSpareGateIsForgotten: a spare gate that someone killed is
+// dropped when the reaper collects it, so that its pid, free again, is
+// never handed to a run as the spare.
+func TestReapedSpareGateIsForgotten(t *testing.T) {
+	if len(gateCode) == 0 {
+		t.Skip("no start gate for " + runtime.GOARCH)
+	}
+	s := newServer(os.Getppid())
+	s.refillGate()
+	if s.gate == nil {
+		t.Fatal("no spare gate")
+	}
+	pid := s.gate.pid
+	must(t, syscall.Kill(pid, syscall.SIGKILL))
+	waitFor(t, "the gate to end", 5*time.Second, func() bool {
+		st, err := readStat(pid)
+		return err == nil && st.state == 'Z'
+	})
+	s.reap()
+	if s.gate != nil {
+		t.Fatalf("the reaped gate %d is still the spare", s.gate.pid)
+	}
+	if _, err := readStat(pid); err == nil {
+		t.Fatalf("gate %d not reaped", pid)
+	}
+}
+
+// TestSpareGateKilledOrStopped: a run's experiment kills, or stops, the
+// spare gate its runner forked for the next run. The next run still
+// starts (through the ptrace stop when the spare was killed, through the
+// continued gate when it was stopped) and the run after it has a gate again.
+func TestSpareGateKilledOrStopped(t *testing.T) {
+	requireRoot(t)
+	if len(gateCode) == 0 {
+		t.Skip("no start gate for " + runtime.GOARCH)
+	}
+	for _, sig := range []string{"KILL", "STOP"} {
+		t.Run(sig, func(t *testing.T) {
+			// The experiment's parent is the runner (the gate became it). A
+			// killed spare is waited for until it is a zombie, which the
+			// run's end reaps: the next run then finds no spare at all.
+			hit := "sleep 0.3; g=$(pgrep -P $PPID -f '^" + gateArgv0 + "$'); kill -" + sig + " $g; " +
+				"[ " + sig + " = STOP ] || while [ \"$(cut -d' ' -f3 /proc/$g/stat)\" != Z ]; do sleep 0.01; done"
+			var specs []Spec
+			for _, cmd := range [][]string{{"sh", "-c", hit}, {"true"}, {"true"}} {
+				e := experiment{backend: ProcessCooperative, asNobody: true, command: cmd, timeout: 20 * time.Second}
+				specs = append(specs, e.spec(t))
+			}
+			cmd := nobodyCommand(t, "runmany")
+			in, err := json.Marshal(specs)
+			must(t, err)
+			cmd.Stdin = bytes.NewReader(in)
+			var outs []runOutput
+			runJSON(t, cmd, &outs)
+			for i, o := range outs {
+				if o.Err != "" || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 || o.Result.WallSeconds > 5 {
+					t.Errorf("run %d: err %q rc %v wall %.2f s launch %q; stderr %s", i, o.Err, ptrValue(o.Result.ReturnCode),
+						o.Result.WallSeconds, o.Result.Launch, o.Result.StderrTail)
+				}
+			}
+			if len(outs) == 3 && outs[2].Result.Launch != LaunchGate {
+				t.Errorf("the run after: launch %q, want %q (a new spare)", outs[2].Result.Launch, LaunchGate)
+			}
+		})
+	}
+}
+
+// TestTransientGateErrors: a fork refused for want of processes, descriptors
+// or memory leaves the gates on (the next run gets one); anything else
+// turns them off.
+func TestTransientGateErrors(t *testing.T) {
+	for _, c := range []struct {
+		err       error
+		transient bool
+	}{
+		{fmt.Errorf("gate: start: %w", unix.EAGAIN), true},
+		{fmt.Errorf("gate: start: %w", unix.ENOMEM), true},
+		{fmt.Errorf("gate: socketpair: %w", unix.EMFILE), true},
+		{fmt.Errorf("gate: start: %w", unix.EACCES), false},
+		{fmt.Errorf("gate: start: %w", unix.ENOEXEC), false},
+		{errors.New("gate: no pidfd"), false},
+	} {
+		if got := transientGateError(c.err); got != c.transient {
+			t.Errorf("%v: transient %v, want %v", c.err, got, c.transient)
+		}
 	}
 }

@@ -74,7 +74,6 @@ func makeArtifactDir(dir string) error {
 }
 
 func makeRunDir(lay layout) error {
-	folders.awaitMoved(lay.run) // a finished run's folder of that path is renamed aside first
 	if folders.take(lay) {
 		return nil
 	}

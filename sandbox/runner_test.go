@@ -88,7 +88,7 @@ func TestRunnerRestarts(t *testing.T) {
 	must(t, err)
 	_, ch, err := c.start(rawConfig(t, []string{"sleep", "30"}), nil)
 	must(t, err)
-	waitFor(t, "the run to start", 10*time.Second, func() bool { return len(descendants(c.pid)) > 0 })
+	waitFor(t, "the run to start", 10*time.Second, func() bool { return len(runDescendants(c.pid)) > 0 })
 	must(t, syscall.Kill(c.pid, syscall.SIGKILL))
 	if _, ok := <-ch; ok {
 		t.Fatal("a report from a killed runner")

@@ -117,6 +117,7 @@ func (s *server) reap() {
 		if got, err := syscall.Wait4(pid, &r.ws, syscall.WNOHANG, &r.ru); err != nil || got != pid {
 			continue // EINTR: it is still there for the next round
 		}
+		s.gateEnded(pid)
 		if target {
 			delete(s.targets, pid)
 			w.exit <- r // buffered: one status per target

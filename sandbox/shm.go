@@ -22,11 +22,12 @@ import (
 // namespace) and held open with O_PATH.
 type shmWatch struct {
 	views    [3]int    // the experiment's viewMounts once found, views[0] its /dev/shm; -1 before
-	hostDevs [3]uint64 // the host's own mounts there, which are never the experiment's
+	hostDevs [3]uint64 // the host's own mounts there, which are never the experiment's (read at the first findViews)
+	devsRead bool
 }
 
 func newShmWatch() shmWatch {
-	return shmWatch{views: [3]int{-1, -1, -1}, hostDevs: hostDevsOf()}
+	return shmWatch{views: [3]int{-1, -1, -1}}
 }
 
 // used is the bytes the experiment's /dev/shm holds and its size (0, 0

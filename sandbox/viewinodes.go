@@ -28,6 +28,9 @@ var viewMounts = []string{"/dev/shm", "", "/dev"}
 // its own, and only once the experiment's /dev/shm shows through it is that
 // root the experiment's. It reports whether they were found.
 func (s *shmWatch) findViews(pid int) bool {
+	if !s.devsRead { // three stats a run without a view of its own need not make
+		s.hostDevs, s.devsRead = hostDevsOf(), true
+	}
 	var found [3]int
 	for i, m := range viewMounts {
 		found[i] = s.openView(pid, m, s.hostDevs[i])
