@@ -148,6 +148,22 @@ func runSpecAsNobody(t *testing.T, spec Spec, noGate bool) (Result, string) {
 	return out.Result, out.Err
 }
 
+// runManyAsNobody runs specs one after the other on one runner, in the
+// test binary's "runmany" mode as nobody.
+func runManyAsNobody(t *testing.T, specs []Spec) []runOutput {
+	t.Helper()
+	cmd := nobodyCommand(t, "runmany")
+	in, err := json.Marshal(specs)
+	must(t, err)
+	cmd.Stdin = bytes.NewReader(in)
+	var outs []runOutput
+	runJSON(t, cmd, &outs)
+	if len(outs) != len(specs) {
+		t.Fatalf("%d results for %d runs", len(outs), len(specs))
+	}
+	return outs
+}
+
 // TestSpareGateOutlivesOtherRuns: the spare gate forked while a run starts
 // is not taken for an orphan of that run (which the run's end would kill):
 // the next run on the same runner starts through it.
@@ -160,15 +176,7 @@ func TestSpareGateOutlivesOtherRuns(t *testing.T) {
 	for _, cmd := range [][]string{{"sh", "-c", "sleep 0.3 & sleep 0.2"}, {"true"}, {"true"}} {
 		specs = append(specs, experiment{backend: ProcessCooperative, asNobody: true, command: cmd}.spec(t))
 	}
-	cmd := nobodyCommand(t, "runmany")
-	in, err := json.Marshal(specs)
-	must(t, err)
-	cmd.Stdin = bytes.NewReader(in)
-	var outs []runOutput
-	runJSON(t, cmd, &outs)
-	if len(outs) != len(specs) {
-		t.Fatalf("%d results for %d runs", len(outs), len(specs))
-	}
+	outs := runManyAsNobody(t, specs)
 	for i, o := range outs {
 		if o.Err != "" || o.Result.Launch != LaunchGate || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 {
 			t.Errorf("run %d: err %q launch %q rc %v", i, o.Err, o.Result.Launch, ptrValue(o.Result.ReturnCode))
@@ -277,12 +285,7 @@ func TestSpareGateKilledOrStopped(t *testing.T) {
 				e := experiment{backend: ProcessCooperative, asNobody: true, command: cmd, timeout: 20 * time.Second}
 				specs = append(specs, e.spec(t))
 			}
-			cmd := nobodyCommand(t, "runmany")
-			in, err := json.Marshal(specs)
-			must(t, err)
-			cmd.Stdin = bytes.NewReader(in)
-			var outs []runOutput
-			runJSON(t, cmd, &outs)
+			outs := runManyAsNobody(t, specs)
 			for i, o := range outs {
 				if o.Err != "" || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 || o.Result.WallSeconds > 5 {
 					t.Errorf("run %d: err %q rc %v wall %.2f s launch %q; stderr %s", i, o.Err, ptrValue(o.Result.ReturnCode),
