@@ -39,6 +39,9 @@ func HashFile(path string) (sha string, size int64, err error) {
 
 // hashOpened is HashFile of an open file whose fstat is info.
 func hashOpened(f *os.File, info os.FileInfo) (sha string, size int64, err error) {
+	if info.Mode().IsRegular() && info.Size() < smallHashMax {
+		return hashSmall(f, info.Size())
+	}
 	if !info.Mode().IsRegular() || info.Size() < mapMin {
 		return hashReader(f)
 	}
@@ -96,6 +99,34 @@ func hashMapping(f *os.File, start, skip, size int64, h hash.Hash) (err error) {
 	}()
 	h.Write(m[skip:])
 	return nil
+}
+
+// smallHashMax: a regular file smaller than this is read into a buffer
+// of its own size, not through the pooled 1 MiB one (a pool emptied by the
+// collector made hashing a 5-byte input cost a fresh 1 MiB allocation).
+const smallHashMax = 64 << 10
+
+// hashSmall hashes f, of size bytes when it was checked; a file that grew
+// since is hashed to its end.
+func hashSmall(f *os.File, size int64) (string, int64, error) {
+	data := make([]byte, size+1)
+	n, err := io.ReadFull(f, data)
+	switch {
+	case err == nil: // it grew
+		h := sha256.New()
+		h.Write(data)
+		bp := hashBufs.Get().(*[]byte)
+		defer hashBufs.Put(bp)
+		m, err := io.CopyBuffer(h, f, *bp)
+		if err != nil {
+			return "", 0, fmt.Errorf("hash: %w", err)
+		}
+		return hex.EncodeToString(h.Sum(nil)), int64(n) + m, nil
+	case err != io.ErrUnexpectedEOF && err != io.EOF:
+		return "", 0, fmt.Errorf("hash: %w", err)
+	}
+	sum := sha256.Sum256(data[:n])
+	return hex.EncodeToString(sum[:]), int64(n), nil
 }
 
 func hashReader(r io.Reader) (string, int64, error) {

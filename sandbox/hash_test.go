@@ -63,3 +63,22 @@ func TestHashMappedFaultIsAnError(t *testing.T) {
 		t.Error("an unaligned range hashed wrong")
 	}
 }
+
+// TestHashSmall: a small file is hashed through a buffer of its size, one
+// that grew after it was checked is hashed to its end, and one that shrank
+// as it is now; the sums are sha256's.
+func TestHashSmall(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	body := []byte("0123456789")
+	must(t, os.WriteFile(p, body, 0o644))
+	for _, checked := range []int64{10, 4, 0, 25} {
+		f, err := os.Open(p)
+		must(t, err)
+		sum, n, err := hashSmall(f, checked)
+		_ = f.Close()
+		want := sha256.Sum256(body)
+		if err != nil || n != int64(len(body)) || sum != hex.EncodeToString(want[:]) {
+			t.Errorf("checked at %d bytes: %s %d %v", checked, sum, n, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -78,9 +79,15 @@ type walker struct {
 	buf       []byte // getdents buffer, shared: a folder's names are read in full before its subfolders
 }
 
+// direntBufs are the walks' getdents buffers: a new 32 KiB one per walk
+// was a fresh allocation on every experiment's path.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 func measureWorkspace(dirs []string, fileLimit int64, harness []harnessFile) usage {
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
 	w := walker{u: usage{ok: true, seen: map[fileID]bool{}}, fileLimit: fileLimit,
-		harness: make(map[fileID]harnessFile, len(harness)), buf: make([]byte, 32<<10)}
+		harness: make(map[fileID]harnessFile, len(harness)), buf: *bp}
 	for _, h := range harness {
 		w.harness[fileID{h.Dev, h.Ino}] = h
 	}
