@@ -54,6 +54,12 @@ type cgroupSetup struct {
 
 func probeCgroups() cgroupSetup {
 	s := cgroupSetup{v2Dir: ownV2Dir(), pids: inStudyPidsCgroup()}
+	if s.v2Dir != "" && unix.Access(s.v2Dir, unix.W_OK|unix.X_OK) != nil {
+		// Not ours to write (uid 65534 here): every run's mkdir there
+		// failed on its launch path (15–30 µs), once for the run and once
+		// for the spare.
+		s.v2Dir = ""
+	}
 	if s.v2Dir != "" {
 		removeStale(s.v2Dir, runCgroups) // those of runners killed with their host
 	}
