@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,17 +15,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The start gate: a run of a PRoot or native launcher without a cgroup of
-// its own starts in a process the runner forked ahead of it. That process
-// runs a program of 371 bytes of our own (gate/gate_amd64.S), which waits
-// on a private socket for the run's request, sets its own rlimits, changes
-// to the work folder, opens the logs onto fds 1 and 2 and executes the
-// launcher: the limits are in place before the launcher's first
-// instruction, as at the ptrace stop (tracegate.go), and the fork, the
-// exec's stop and the detach are off the run's critical path. The program
-// is a sealed memfd, executed through /proc/self/fd; where that is not
-// allowed, on other architectures, for a run with a cgroup or a request
-// too long for the gate's buffer, the ptrace stop is used as before.
+// The start gate: a run starts in a process the runner forked ahead of it
+// (into the cgroup the run will have, where runs have cgroups). That
+// process runs a program of 371 bytes of our own (gate/gate_amd64.S),
+// which waits on a private socket for the run's request, sets its own
+// rlimits, changes to the work folder, opens the logs onto fds 1 and 2 and
+// executes the launcher (bwrap, proot or the program): the limits are in
+// place before the launcher's first instruction, and the fork and the
+// limits' handshake (bwrap's --block-fd, bwrapgate.go; the stop after the
+// exec, tracegate.go) are off the run's critical path. The program is a
+// sealed memfd, executed through /proc/self/fd; where that is not allowed,
+// on other architectures, with cgroups lacking cgroup.kill, or for a
+// request too long for the gate's buffer, the handshakes are used as
+// before.
 //
 // The runner keeps one spare gate and forks the next while a run starts.
 // A spare is a child of the runner that belongs to no run: the orphan scans
@@ -41,10 +45,22 @@ const gateArgv0 = "simjecture-gate"
 // gateBuf is the gate's request buffer (BUFSZ in the source).
 const gateBuf = 1 << 16
 
-// gateProc is a spare gate: its pid, pidfd and the runner's end of its
-// socket.
+// gateProc is a spare gate: its pid, pidfd, the runner's end of its
+// socket, and the cgroup it was forked into where runs have cgroups (it
+// becomes the run's).
 type gateProc struct {
 	pid, pidfd, conn int
+	cg               *cgroup
+}
+
+// close lets go of the gate's descriptors and, with its cgroup, removes
+// that (the gate ended or is killed here).
+func (g *gateProc) close(withCgroup bool) {
+	_ = unix.Close(g.pidfd)
+	_ = unix.Close(g.conn)
+	if withCgroup {
+		g.cg.remove()
+	}
 }
 
 // Steps of the gate, as it reports a failure (low half of its 8 bytes).
@@ -136,17 +152,32 @@ func (s *server) spawnGate() (*gateProc, error) {
 	}
 	n := null.Fd()
 	g := &gateProc{pidfd: -1, conn: pair[0]}
-	attr := &syscall.ProcAttr{Env: []string{}, Files: []uintptr{n, n, n, uintptr(pair[1])},
-		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, PidFD: &g.pidfd}}
+	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, PidFD: &g.pidfd}
+	if s.cgroups.v2Dir != "" {
+		// The run that takes the gate takes its cgroup: the gate starts
+		// there (CLONE_INTO_CGROUP), as a target does in its run's.
+		s.gateSeq++
+		g.cg = makeCgroup(filepath.Join(s.cgroups.v2Dir, runCgroups+strconv.Itoa(s.self)+"-g"+strconv.FormatUint(s.gateSeq, 10)))
+		if g.cg == nil || !g.cg.canKill {
+			g.cg.remove()
+			_ = unix.Close(pair[0])
+			_ = unix.Close(pair[1])
+			return nil, fmt.Errorf("gate: no cgroup with cgroup.kill to start it in")
+		}
+		g.cg.attach(sys)
+	}
+	attr := &syscall.ProcAttr{Env: []string{}, Files: []uintptr{n, n, n, uintptr(pair[1])}, Sys: sys}
 	g.pid, err = syscall.ForkExec(fmt.Sprintf("/proc/self/fd/%d", img), []string{gateArgv0}, attr)
 	_ = unix.Close(pair[1])
 	if err != nil {
 		_ = unix.Close(pair[0])
+		g.cg.remove()
 		return nil, fmt.Errorf("gate: start: %w", err)
 	}
 	if g.pidfd < 0 { // no pidfd to watch its end by: not used
 		_ = syscall.Kill(g.pid, syscall.SIGKILL)
 		_ = unix.Close(pair[0])
+		g.cg.remove()
 		return nil, fmt.Errorf("gate: no pidfd")
 	}
 	return g, nil
@@ -186,8 +217,7 @@ func transientGateError(err error) bool {
 // taken for the spare. s.mu is held.
 func (s *server) gateEnded(pid int) {
 	if g := s.gate; g != nil && g.pid == pid {
-		_ = unix.Close(g.pidfd)
-		_ = unix.Close(g.conn)
+		g.close(true)
 		s.gate = nil
 	}
 }
@@ -223,12 +253,12 @@ func (s *server) takeGate(w *watchdog) *gateProc {
 }
 
 // dropGate undoes takeGate for a gate that did not take its request: it is
-// killed, and a status the reaper already gave w is dropped.
+// killed, and a status the reaper already gave w is dropped. Its cgroup
+// stays the run's, which starts the other way.
 func (s *server) dropGate(w *watchdog, g *gateProc) {
 	s.forget(g.pid)
 	_ = unix.PidfdSendSignal(g.pidfd, unix.SIGKILL, nil, 0)
-	_ = unix.Close(g.pidfd)
-	_ = unix.Close(g.conn)
+	g.close(false)
 	select {
 	case <-w.exit:
 	default:
@@ -243,8 +273,7 @@ func (s *server) closeGate() {
 	s.mu.Unlock()
 	if g != nil {
 		_ = unix.PidfdSendSignal(g.pidfd, unix.SIGKILL, nil, 0)
-		_ = unix.Close(g.pidfd)
-		_ = unix.Close(g.conn)
+		g.close(true)
 	}
 }
 
@@ -352,34 +381,45 @@ func (w *watchdog) gateError() string {
 	}
 }
 
-// launchGated starts w's target through the spare gate, reporting false
-// (nothing started) when the run cannot use one.
+// takeGateFor gives the run the spare gate, and its cgroup, when it can
+// start through one; the request is encoded now (gateReq) and sent at the
+// launch. Without, the run takes a cgroup as before.
+func (w *watchdog) takeGateFor() {
+	if !w.cfg.NoGate {
+		if path, ok := lookPathEnv(w.cfg.Argv[0], w.cfg.Env, w.cfg.Dir); ok {
+			req, ok := gateRequest(&w.cfg, path, limitList(w.cfg.CPULimit, w.cfg.FsizeLimit, w.cfg.ASLimit, w.tag()))
+			if ok {
+				w.gate = w.srv.takeGate(w)
+				w.gateReq, w.gatePath = req, path
+			}
+		}
+	}
+	if w.gate != nil {
+		w.cg = w.gate.cg.limit(w.cfg.Memory)
+		return
+	}
+	w.cg = w.srv.takeCgroup(w.cfg.Memory, w.id)
+}
+
+// launchGated starts w's target through the gate takeGateFor took,
+// reporting false (nothing started) when it has none or the gate is gone
+// (the run then starts the other way, in the same cgroup).
 func (w *watchdog) launchGated() bool {
-	if w.cfg.NoGate || w.cg != nil {
-		return false
-	}
-	path, ok := lookPathEnv(w.cfg.Argv[0], w.cfg.Env, w.cfg.Dir)
-	if !ok {
-		return false
-	}
-	req, ok := gateRequest(&w.cfg, path, limitList(w.cfg.CPULimit, w.cfg.FsizeLimit, w.cfg.ASLimit, w.tag()))
-	if !ok {
-		return false
-	}
-	g := w.srv.takeGate(w)
+	g := w.gate
+	w.gate = nil
 	if g == nil {
 		return false
 	}
 	// A spare someone stopped (SIGSTOP) would hold the run until its
 	// deadline: it is continued first.
 	_ = unix.PidfdSendSignal(g.pidfd, unix.SIGCONT, nil, 0)
-	err := g.send(req)
+	err := g.send(w.gateReq)
 	go w.srv.refillGate() // after the send: a goroutine started before it woke a thread first
 	if err != nil {
 		w.srv.dropGate(w, g)
 		return false
 	}
-	w.target, w.pidfd, w.gateConn, w.gatePath = g.pid, g.pidfd, g.conn, path
+	w.target, w.pidfd, w.gateConn = g.pid, g.pidfd, g.conn
 	w.rep.Launch = LaunchGate
 	return true
 }

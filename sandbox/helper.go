@@ -197,12 +197,12 @@ const startBarrier = `read _ <&3 || exit 125; exec "$@" 3<&-`
 // death signal (SIGKILL) is set at fork and survives the exec. This costs a
 // shell start instead of a second start of our own (much larger) binary.
 func (w *watchdog) launch() error {
+	if w.launchGated() {
+		return nil
+	}
 	if w.cfg.BwrapGate {
 		w.rep.Launch = LaunchBlockFD
 		return w.launchBwrap()
-	}
-	if w.launchGated() {
-		return nil
 	}
 	files, err := w.openStdio()
 	if err != nil {

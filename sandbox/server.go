@@ -42,6 +42,7 @@ type server struct {
 	orphans map[procKey]map[uint64]bool // runs that may own an orphan, fixed when first seen
 	gate    *gateProc                   // the spare start gate, or nil (gate.go)
 	gateOff bool                        // no gates: one-shot mode, or one could not be started
+	gateSeq uint64                      // names the gates' cgroups
 }
 
 func newServer(parentPID int) *server {

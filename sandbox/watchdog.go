@@ -24,9 +24,11 @@ type watchdog struct {
 	cancel     chan struct{}   // a cancel request (SIGTERM in one-shot mode)
 	wake       chan struct{}   // the reaper collected an orphan
 	target     int
-	startTicks uint64 // the target's start time
-	gateConn   int    // the runner's end of the target's start gate socket, or -1 (gate.go)
-	gatePath   string // the program the gate executes
+	startTicks uint64    // the target's start time
+	gate       *gateProc // the start gate taken for the run, until it is launched (gate.go)
+	gateReq    []byte    // its request
+	gateConn   int       // the runner's end of the target's start gate socket, or -1 (gate.go)
+	gatePath   string    // the program the gate executes
 	// inheritedRSS bounds what the kernel's maxrss of the target counts of
 	// the runner: a forked child starts with its parent's resident set,
 	// and exec keeps that high-water mark, so a maxrss at or below it says
@@ -79,7 +81,7 @@ func (w *watchdog) run() helperReport {
 // the reason in w.rep, when the target could not be started.
 func (w *watchdog) open() bool {
 	w.srv.begin(w)
-	w.cg = w.srv.takeCgroup(w.cfg.Memory, w.id)
+	w.takeGateFor()
 	w.rep.Containment = containment(w.cg, w.srv.cgroups.pids)
 	w.start = time.Now()
 	err := w.launch()
