@@ -25,9 +25,11 @@
 // watcher on each target's pidfd, or the central reaper (on SIGCHLD where
 // pidfds cannot be watched, see chld.go), hands its status to that run's
 // watchdog. Each
-// watchdog starts the backend's launcher in a new session and sets
-// RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_AS and RLIMIT_CORE with prlimit(2) (and
-// RLIMIT_RTTIME as the run's tag) before any experiment code runs: bwrap
+// watchdog starts the backend's launcher in a new session with RLIMIT_CPU,
+// RLIMIT_FSIZE, RLIMIT_AS and RLIMIT_CORE (and RLIMIT_RTTIME as the run's
+// tag) set before any experiment code runs: normally the start gate the
+// runner forked ahead sets them on itself and executes the launcher
+// (gate.go); where no gate can run, they are set with prlimit(2): bwrap
 // reports its child on --info-fd and holds it on --block-fd until then
 // (bwrapgate.go); PRoot and native launchers are traced until the stop
 // after their exec, limited, and detached (tracegate.go), or, where ptrace is
