@@ -114,6 +114,11 @@ func (d *daemon) serve(parent context.Context) error {
 		})
 	}
 	d.wg.Wait()
+	// The run folders of the jobs just ended are removed (or made spares)
+	// in the background: done before the daemon returns, so that nothing
+	// writes in its state folder afterwards (a test's clean-up of it once
+	// found a spare being made there).
+	sandbox.Settle()
 	return nil
 }
 
