@@ -46,7 +46,9 @@ func newTestWorker(t *testing.T, grace time.Duration) *testWorker {
 	}
 	w := &testWorker{d: d, dir: dir, m: &sshMachine{p: validSSH(), t: sshTarget{p: validSSH()}}}
 	w.connect(t)
-	t.Cleanup(func() { _ = w.m.Close(); d.wg.Wait() })
+	// Settle before the folder goes: the jobs' run folders are removed
+	// (or made spares) in the background.
+	t.Cleanup(func() { _ = w.m.Close(); d.wg.Wait(); sandbox.Settle() })
 	return w
 }
 
