@@ -134,7 +134,7 @@ func TestGateReportsAStartFailure(t *testing.T) {
 }
 
 // runSpecAsNobody runs spec in the test binary's "run" mode as nobody.
-func runSpecAsNobody(t *testing.T, spec Spec, noGate bool) (Result, string) {
+func runSpecAsNobody(t testing.TB, spec Spec, noGate bool) (Result, string) {
 	t.Helper()
 	cmd := nobodyCommand(t, "run")
 	if noGate {

@@ -168,19 +168,11 @@ func (e experiment) run(t testing.TB) (Result, Spec, error) {
 		res, err := Run(context.Background(), spec)
 		return res, spec, err
 	}
-	cmd := nobodyCommand(t, "run")
-	if e.noGate {
-		cmd.Env = append(cmd.Env, envNoGate+"=1")
+	res, msg := runSpecAsNobody(t, spec, e.noGate)
+	if msg != "" {
+		return res, spec, &stringError{msg}
 	}
-	in, err := json.Marshal(spec)
-	must(t, err)
-	cmd.Stdin = bytes.NewReader(in)
-	var out runOutput
-	runJSON(t, cmd, &out)
-	if out.Err != "" {
-		return out.Result, spec, &stringError{out.Err}
-	}
-	return out.Result, spec, nil
+	return res, spec, nil
 }
 
 type stringError struct{ s string }
