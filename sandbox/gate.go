@@ -183,22 +183,29 @@ func (s *server) spawnGate() (*gateProc, error) {
 	return g, nil
 }
 
-// refillGate starts the spare gate if there is none. Gates stay off for
-// the runner's life once one could not be started for a lasting reason;
-// a fork refused for want of processes or memory (a run's fork bomb at
-// its limit) is tried again for the next run.
+// refillGate starts the spare gate if there is none.
 func (s *server) refillGate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gate != nil || s.gateOff || s.stopping() {
-		return
+	if s.gate == nil {
+		s.gate = s.newGate()
+	}
+}
+
+// newGate forks a gate, or returns nil. Gates stay off for the runner's
+// life once one could not be started for a lasting reason; a fork refused
+// for want of processes or memory (a run's fork bomb at its limit) is
+// tried again for the next run. s.mu is held.
+func (s *server) newGate() *gateProc {
+	if s.gateOff || s.stopping() {
+		return nil
 	}
 	g, err := s.spawnGate()
 	if err != nil {
 		s.gateOff = !transientGateError(err)
-		return
+		return nil
 	}
-	s.gate = g
+	return g
 }
 
 // transientGateError reports whether a gate could not start for a reason
@@ -233,21 +240,21 @@ func (s *server) stopping() bool {
 }
 
 // takeGate hands the spare gate to w as its target (registered, as
-// forkTarget registers a fork); the caller starts the next one once the
-// request is sent. It returns nil when there is none.
+// forkTarget registers a fork), forking one now when there is none
+// (another run took it, it ended, or the refill after the last run has
+// not come yet). It returns nil when gates are off or none could start.
 func (s *server) takeGate(w *watchdog) *gateProc {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	g := s.gate
 	s.gate = nil
+	if g == nil {
+		g = s.newGate()
+	}
 	if g != nil {
 		s.targets[g.pid] = w
 		w.inheritedRSS = selfMaxRSS()
 		w.startTicks = bootTicks() // the run starts now, not when its gate was forked
-	}
-	off := s.gateOff
-	s.mu.Unlock()
-	if g == nil && !off {
-		go s.refillGate() // none (it could not be made, or ended): one for the next run
 	}
 	return g
 }
@@ -414,7 +421,6 @@ func (w *watchdog) launchGated() bool {
 	// deadline: it is continued first.
 	_ = unix.PidfdSendSignal(g.pidfd, unix.SIGCONT, nil, 0)
 	err := g.send(w.gateReq)
-	go w.srv.refillGate() // after the send: a goroutine started before it woke a thread first
 	if err != nil {
 		w.srv.dropGate(w, g)
 		return false

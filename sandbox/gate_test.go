@@ -148,41 +148,57 @@ func runSpecAsNobody(t testing.TB, spec Spec, noGate bool) (Result, string) {
 	return out.Result, out.Err
 }
 
-// runManyAsNobody runs specs one after the other on one runner, in the
-// test binary's "runmany" mode as nobody.
-func runManyAsNobody(t *testing.T, specs []Spec) []runOutput {
+// runStepsAsNobody runs steps one after the other on one runner, the specs
+// of a step at the same time, in the test binary's "runmany" mode as
+// nobody. The results come in the order of the specs.
+func runStepsAsNobody(t *testing.T, steps [][]Spec) []runOutput {
 	t.Helper()
 	cmd := nobodyCommand(t, "runmany")
-	in, err := json.Marshal(specs)
+	in, err := json.Marshal(steps)
 	must(t, err)
 	cmd.Stdin = bytes.NewReader(in)
 	var outs []runOutput
 	runJSON(t, cmd, &outs)
-	if len(outs) != len(specs) {
-		t.Fatalf("%d results for %d runs", len(outs), len(specs))
+	n := 0
+	for _, s := range steps {
+		n += len(s)
+	}
+	if len(outs) != n {
+		t.Fatalf("%d results for %d runs", len(outs), n)
 	}
 	return outs
 }
 
-// TestSpareGateOutlivesOtherRuns: the spare gate forked while a run starts
-// is not taken for an orphan of that run (which the run's end would kill):
-// the next run on the same runner starts through it.
+// TestSpareGateOutlivesOtherRuns: the spare gate the runner forks while
+// another run goes on (here after a short run beside it ended) is not
+// taken for an orphan of that run, which the run's end kills: the next run
+// on the same runner starts through that same gate (the gate becomes the
+// experiment, so the experiment's pid is the gate's).
 func TestSpareGateOutlivesOtherRuns(t *testing.T) {
 	requireRoot(t)
 	if len(gateCode) == 0 {
 		t.Skip("no start gate for " + runtime.GOARCH)
 	}
-	var specs []Spec
-	for _, cmd := range [][]string{{"sh", "-c", "sleep 0.3 & sleep 0.2"}, {"true"}, {"true"}} {
-		specs = append(specs, experiment{backend: ProcessCooperative, asNobody: true, command: cmd}.spec(t))
+	spec := func(cmd ...string) Spec {
+		return experiment{backend: ProcessCooperative, asNobody: true, command: cmd}.spec(t)
 	}
-	outs := runManyAsNobody(t, specs)
+	orphan := "sleep 0.5 & " + waitSpare + "echo $g; sleep 0.2"
+	outs := runStepsAsNobody(t, [][]Spec{{spec("sh", "-c", orphan), spec("true")}, {spec("sh", "-c", "echo $$")}})
 	for i, o := range outs {
-		if o.Err != "" || o.Result.Launch != LaunchGate || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 {
+		if o.Err != "" || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 {
 			t.Errorf("run %d: err %q launch %q rc %v", i, o.Err, o.Result.Launch, ptrValue(o.Result.ReturnCode))
 		}
 	}
+	spare, next := strings.TrimSpace(outs[0].Result.StdoutTail), strings.TrimSpace(outs[2].Result.StdoutTail)
+	if spare == "" || next != spare || outs[2].Result.Launch != LaunchGate {
+		t.Errorf("the run after started as pid %q (launch %q), want the spare gate %q forked beside the first run", next, outs[2].Result.Launch, spare)
+	}
 }
+
+// waitSpare is a shell line that waits up to 5 s for its runner's spare
+// start gate (the experiment's parent is the runner: the gate became it)
+// and leaves its pid in $g.
+const waitSpare = "for i in $(seq 500); do g=$(pgrep -P $PPID -f '^" + gateArgv0 + "$') && break; sleep 0.01; done; "
 
 // TestOrphanScanSkipsTheSpareGate: a spare gate that the runner's main
 // thread forked is listed among the main thread's children with the
@@ -265,9 +281,11 @@ func TestReapedSpareGateIsForgotten(t *testing.T) {
 }
 
 // TestSpareGateKilledOrStopped: a run's experiment kills, or stops, the
-// spare gate its runner forked for the next run. The next run still
-// starts (through the ptrace stop when the spare was killed, through the
-// continued gate when it was stopped) and the run after it has a gate again.
+// spare gate its runner forked for the next run while it went on (after a
+// short run beside it ended). The next run still starts (through a new
+// gate, or the ptrace stop while the killed spare is not reaped yet;
+// through the continued gate when it was stopped) and the run after it has
+// a gate.
 func TestSpareGateKilledOrStopped(t *testing.T) {
 	requireRoot(t)
 	if len(gateCode) == 0 {
@@ -275,25 +293,22 @@ func TestSpareGateKilledOrStopped(t *testing.T) {
 	}
 	for _, sig := range []string{"KILL", "STOP"} {
 		t.Run(sig, func(t *testing.T) {
-			// The experiment's parent is the runner (the gate became it). A
-			// killed spare is waited for until it is a zombie, which the
-			// run's end reaps: the next run then finds no spare at all.
-			hit := "sleep 0.3; g=$(pgrep -P $PPID -f '^" + gateArgv0 + "$'); kill -" + sig + " $g; " +
+			// A killed spare is waited for until it is a zombie, which a
+			// reaper round collects.
+			hit := waitSpare + "kill -" + sig + " $g; " +
 				"[ " + sig + " = STOP ] || while [ \"$(cut -d' ' -f3 /proc/$g/stat)\" != Z ]; do sleep 0.01; done"
-			var specs []Spec
-			for _, cmd := range [][]string{{"sh", "-c", hit}, {"true"}, {"true"}} {
-				e := experiment{backend: ProcessCooperative, asNobody: true, command: cmd, timeout: 20 * time.Second}
-				specs = append(specs, e.spec(t))
+			spec := func(cmd ...string) Spec {
+				return experiment{backend: ProcessCooperative, asNobody: true, command: cmd, timeout: 20 * time.Second}.spec(t)
 			}
-			outs := runManyAsNobody(t, specs)
+			outs := runStepsAsNobody(t, [][]Spec{{spec("sh", "-c", hit), spec("true")}, {spec("true")}, {spec("true")}})
 			for i, o := range outs {
 				if o.Err != "" || o.Result.ReturnCode == nil || *o.Result.ReturnCode != 0 || o.Result.WallSeconds > 5 {
 					t.Errorf("run %d: err %q rc %v wall %.2f s launch %q; stderr %s", i, o.Err, ptrValue(o.Result.ReturnCode),
 						o.Result.WallSeconds, o.Result.Launch, o.Result.StderrTail)
 				}
 			}
-			if len(outs) == 3 && outs[2].Result.Launch != LaunchGate {
-				t.Errorf("the run after: launch %q, want %q (a new spare)", outs[2].Result.Launch, LaunchGate)
+			if len(outs) == 4 && outs[3].Result.Launch != LaunchGate {
+				t.Errorf("the run after: launch %q, want %q (a new spare)", outs[3].Result.Launch, LaunchGate)
 			}
 		})
 	}

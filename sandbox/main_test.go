@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -45,20 +46,34 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// runAtOnce runs specs at the same time and returns their results in the
+// same order.
+func runAtOnce(specs []Spec) []runOutput {
+	outs := make([]runOutput, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Go(func() {
+			res, err := Run(signalContext(), spec)
+			outs[i] = runOutput{Result: res, Err: errString(err)}
+		})
+	}
+	wg.Wait()
+	return outs
+}
+
 func testHelperMode(mode string) int {
 	forceNoGate = os.Getenv(envNoGate) == "1"
 	var out any
 	switch mode {
-	case "runmany": // a JSON array of Specs, run one after the other on one runner
-		var specs []Spec
-		if err := json.NewDecoder(os.Stdin).Decode(&specs); err != nil {
+	case "runmany": // a JSON array of steps, each an array of Specs run at once; one step after the other, on one runner
+		var steps [][]Spec
+		if err := json.NewDecoder(os.Stdin).Decode(&steps); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 		var outs []runOutput
-		for _, spec := range specs {
-			res, err := Run(signalContext(), spec)
-			outs = append(outs, runOutput{Result: res, Err: errString(err)})
+		for _, step := range steps {
+			outs = append(outs, runAtOnce(step)...)
 		}
 		CloseRunners()
 		Settle()

@@ -187,6 +187,13 @@ func (r *runner) start(req runnerRequest) {
 	go func() {
 		defer r.runs.Done()
 		r.reply(req.ID, w.supervise())
+		// The next run's gate is forked once this run's report is out:
+		// forked while the experiment ran, it took a CPU from it (and the
+		// reaper's lock from its exit) on every short run. It takes the
+		// lock before the host can have sent another request (it has the
+		// report to collect first), and a run whose request comes during
+		// the fork waits for it there (takeGate).
+		r.srv.refillGate()
 		w.release()
 		w.cg.remove()
 		r.srv.refillCgroup()
