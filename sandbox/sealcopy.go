@@ -37,8 +37,8 @@ func SealCopy(in *os.File, info os.FileInfo, out *os.File) (string, int64, error
 
 // copyThenHash copies the open file in to out and hashes what the
 // experiment will see: a small file through one buffer, a large one
-// through O_DIRECT writes of the hashed buffers (or, where the file system
-// refuses those, with copy_file_range while the copy is hashed behind it),
+// in segments of O_DIRECT writes of the hashed buffers or of
+// copy_file_range with the copy hashed behind it (sealway.go),
 // a sparse one extent by extent.
 func copyThenHash(in *os.File, info os.FileInfo, out *os.File) (sum string, n int64, err error) {
 	size := info.Size()
@@ -47,10 +47,7 @@ func copyThenHash(in *os.File, info os.FileInfo, out *os.File) (sum string, n in
 	case hasHoles(info):
 		sum, n, err = copySparse(in, size, out)
 	case size >= directMin:
-		var ok bool
-		if sum, n, ok, err = copyDirect(in, out, size); !ok {
-			sum, n, err = copyOverlapped(in, out, limit)
-		}
+		sum, n, err = copyLarge(in, out, size)
 	case size <= smallMax:
 		sum, n, err = copySmall(in, out, limit)
 	default:

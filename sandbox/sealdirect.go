@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sync"
@@ -53,8 +54,34 @@ type directPiece struct {
 // keeps its files in memory (tmpfs takes O_DIRECT, but its pages are the
 // file: the buffered path copies in the kernel).
 func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err error) {
-	if inMemory(out) || setDirect(out, true) != nil {
+	if inMemory(out) {
 		return "", 0, false, nil
+	}
+	h := sha256.New()
+	if n, ok, err = directRange(in, out, 0, size, h); !ok || err != nil {
+		return "", 0, ok, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n + grewPast(in, n, size), true, nil
+}
+
+// grewPast is 1 when in, of which n of size bytes were copied, holds a
+// byte past size (copyThenHash then refuses it), else 0.
+func grewPast(in *os.File, n, size int64) int64 {
+	if n == size {
+		if k, _ := in.ReadAt(make([]byte, 1), size); k > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// directRange copies size bytes of in at off to the same offset of out
+// through O_DIRECT writes, writing each chunk into h before it is written,
+// and returns how many it copied (fewer when in ended first). ok is false,
+// with nothing written, when out refuses O_DIRECT.
+func directRange(in, out *os.File, off, size int64, h hash.Hash) (n int64, ok bool, err error) {
+	if setDirect(out, true) != nil {
+		return 0, false, nil
 	}
 	free := make(chan *[]byte, directBufs)
 	for range directBufs {
@@ -65,11 +92,10 @@ func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	wg.Go(func() { writeErr = writePieces(out, pieces, free, &failed) })
-	h := sha256.New()
 	var readErr error
 	for n < size && readErr == nil && !failed.Load() {
 		bp := <-free
-		k, rerr := in.ReadAt((*bp)[:min(int64(directChunk), size-n)], n)
+		k, rerr := in.ReadAt((*bp)[:min(int64(directChunk), size-n)], off+n)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			readErr = rerr
 		}
@@ -78,7 +104,7 @@ func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err
 			break // shrank: copyThenHash refuses it
 		}
 		h.Write((*bp)[:k])
-		pieces <- directPiece{bp, n, k}
+		pieces <- directPiece{bp, off + n, k}
 		n += int64(k)
 	}
 	close(pieces)
@@ -87,14 +113,9 @@ func copyDirect(in, out *os.File, size int64) (sum string, n int64, ok bool, err
 		directPool.Put(<-free)
 	}
 	if err := errors.Join(readErr, writeErr); err != nil {
-		return "", 0, true, fmt.Errorf("seal: %w", err)
+		return n, true, fmt.Errorf("seal: %w", err)
 	}
-	if n == size {
-		if k, _ := in.ReadAt(make([]byte, 1), size); k > 0 {
-			n++ // copyThenHash refuses it
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, true, nil
+	return n, true, nil
 }
 
 // writePieces writes each piece to out at its offset and hands its buffer

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -121,4 +123,82 @@ func readBytes(t *testing.T) int64 {
 	_, err = fmt.Sscanf(string(data), "rchar: %d", &rchar)
 	must(t, err)
 	return rchar
+}
+
+// TestSealWaysChooseTheFaster: the first segment goes direct, the second
+// through the kernel's copy, then the way cheaper per byte, with every
+// probeEvery-th segment the other way.
+func TestSealWaysChooseTheFaster(t *testing.T) {
+	cases := map[string]struct {
+		direct, kernel time.Duration // per segment
+		want           []sealWay
+	}{
+		"direct faster": {time.Millisecond, 3 * time.Millisecond,
+			[]sealWay{wayDirect, wayKernel, wayDirect, wayDirect, wayDirect, wayKernel, wayDirect}},
+		"kernel faster": {3 * time.Millisecond, time.Millisecond,
+			[]sealWay{wayDirect, wayKernel, wayKernel, wayKernel, wayKernel, wayDirect, wayKernel}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var s sealWays
+			var got []sealWay
+			for range c.want {
+				way := s.next()
+				got = append(got, way)
+				s.record(way, map[sealWay]time.Duration{wayDirect: c.direct, wayKernel: c.kernel}[way], segmentBytes)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ways %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestSealLargeBothWays seals an input of two segments and a tail in a
+// process that has sealed nothing before: the first segment goes direct,
+// the second through the kernel's copy, and the copy has the input's bytes
+// and their hash.
+func TestSealLargeBothWays(t *testing.T) {
+	learned.mu.Lock()
+	saved := learned.cost
+	learned.cost, learned.n = [3]float64{}, 0
+	learned.mu.Unlock()
+	defer func() {
+		learned.mu.Lock()
+		learned.cost = saved
+		learned.mu.Unlock()
+	}()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	size := int64(2*segmentBytes + 12345)
+	writeTestFile(t, src, size, false)
+	data, err := os.ReadFile(src)
+	must(t, err)
+	in, err := os.Open(src)
+	must(t, err)
+	defer in.Close()
+	info, err := in.Stat()
+	must(t, err)
+	out, err := os.Create(filepath.Join(dir, "dst"))
+	must(t, err)
+	defer out.Close()
+	sum, n, err := copyThenHash(in, info, out)
+	want := sha256.Sum256(data)
+	if err != nil || n != size || sum != hex.EncodeToString(want[:]) {
+		t.Fatalf("sealed %s %d %v, want %x %d", sum, n, err, want, size)
+	}
+	learned.mu.Lock()
+	cost := learned.cost
+	learned.mu.Unlock()
+	if cost[wayKernel] == 0 || (cost[wayDirect] == 0 && !inMemory(out)) {
+		t.Errorf("cost per byte measured direct %.2f ns, kernel %.2f ns: want both", cost[wayDirect], cost[wayKernel])
+	}
+	got, err := os.ReadFile(out.Name())
+	must(t, err)
+	if !bytes.Equal(got, data) {
+		t.Fatal("the copy's bytes differ from the input's")
+	}
+	if flags, _ := unix.FcntlInt(out.Fd(), unix.F_GETFL, 0); flags&unix.O_DIRECT != 0 {
+		t.Fatal("the copy is left open with O_DIRECT")
+	}
 }
