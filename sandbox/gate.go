@@ -29,7 +29,8 @@ import (
 // request too long for the gate's buffer, the handshakes are used as
 // before.
 //
-// The runner keeps one spare gate and forks the next while a run starts.
+// The runner keeps one spare gate and forks the next once a run's report
+// is out (a run that finds none forks its own).
 // A spare is a child of the runner that belongs to no run: the orphan scans
 // skip it, the exit sweep kills it, and its socket's end (the runner's)
 // ends it when the runner dies. Only the runner holds the other end of its

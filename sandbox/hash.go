@@ -3,7 +3,6 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -202,48 +201,16 @@ func hashFromStart(out *os.File) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), info.Size(), nil
 }
 
-// copyOverlapped copies at most limit bytes of in to out in chunks on one
-// goroutine and hashes out behind it on this one.
+// copyOverlapped copies at most limit bytes of in to out in the kernel and
+// hashes out behind it (kernelRange over the whole file). Kept for the
+// sealing benchmark's comparison.
 func copyOverlapped(in, out *os.File, limit int64) (string, int64, error) {
-	progress := make(chan int64, 64)
-	var copyErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(progress)
-		var done int64
-		for {
-			n, err := io.Copy(out, io.LimitReader(in, min(overlapChunk, limit-done)))
-			done += n
-			if err != nil {
-				copyErr = err
-				return
-			}
-			if n == 0 {
-				return
-			}
-			progress <- done
-		}
-	})
-	// ReadAt, not hashMapped: unmapping while the copy runs on another
-	// thread costs a TLB shootdown each time, and measured no faster.
-	bp := hashBufs.Get().(*[]byte)
-	defer hashBufs.Put(bp)
 	h := sha256.New()
-	var hashed int64
-	var readErr error
-	for avail := range progress {
-		for hashed < avail && readErr == nil {
-			n, err := out.ReadAt((*bp)[:min(int64(len(*bp)), avail-hashed)], hashed)
-			h.Write((*bp)[:n])
-			hashed += int64(n)
-			readErr = err
-		}
+	n, err := kernelRange(in, out, 0, limit, h)
+	if err != nil {
+		return "", 0, err
 	}
-	wg.Wait()
-	if err := errors.Join(copyErr, readErr); err != nil {
-		return "", 0, fmt.Errorf("seal: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), hashed, nil
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // copyHashing copies src to dst through one user-space buffer, hashing on the
