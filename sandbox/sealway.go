@@ -36,13 +36,9 @@ const (
 type sealWay int
 
 const (
-	wayAuto   sealWay = iota // sealWayForce: choose
-	wayDirect                // O_DIRECT writes of the hashed buffers
-	wayKernel                // copy_file_range, the copy hashed behind it
+	wayDirect sealWay = iota + 1 // O_DIRECT writes of the hashed buffers
+	wayKernel                    // copy_file_range, the copy hashed behind it
 )
-
-// sealWayForce, when not wayAuto, makes every segment go one way (tests).
-var sealWayForce sealWay
 
 // sealWays is what this process measured of the two ways.
 type sealWays struct {
@@ -55,9 +51,6 @@ var learned sealWays
 
 // next returns the way of the next segment.
 func (s *sealWays) next() sealWay {
-	if sealWayForce != wayAuto {
-		return sealWayForce
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
@@ -117,7 +110,7 @@ func copyLarge(in, out *os.File, size int64) (string, int64, error) {
 		if err != nil {
 			return "", 0, err
 		}
-		if k == l && sealWayForce == wayAuto {
+		if k == l {
 			learned.record(way, time.Since(start), k)
 		}
 		n += k
