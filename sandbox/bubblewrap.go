@@ -49,11 +49,35 @@ func launchBubblewrap(s Spec, lay layout, cfg *helperConfig) error {
 }
 
 // bwrapArgv is the full Bubblewrap command line for s. etc is the prepared
-// /etc view (etcview.go), bound with one --ro-bind and its large folders
-// over it; nil binds the host's etcItems one by one instead.
+// view (etcview.go): the root view, bound at / (rootview.go), unless s has
+// read-only mounts; then a tmpfs at /, with the view's etc/ bound at /etc
+// and its large folders over it. nil binds the host's etcItems one by one
+// on the tmpfs instead.
 func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
-	a := []string{bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-		"--clearenv", "--cap-drop", "ALL", "--size", viewTmpfsBytes, "--tmpfs", "/"}
+	a := []string{bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"}
+	if etc != nil && len(s.ReadOnly) == 0 {
+		a = append(a, rootViewArgs(etc)...)
+	} else {
+		a = append(a, tmpfsRootArgs(etc)...)
+	}
+	a = append(a, shmArgs(s)...)
+	a = append(a, "--proc", "/proc",
+		"--bind", lay.tmp, VirtualTmp, "--bind", lay.work, VirtualWork)
+	for _, m := range s.ReadOnly {
+		a = append(a, "--ro-bind", m.Host, m.Virtual)
+	}
+	a = append(a, "--chdir", VirtualWork)
+	for _, kv := range envList(sandboxEnv(s)) {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
+	return append(append(a, "--"), s.Command...)
+}
+
+// tmpfsRootArgs builds / on a tmpfs: /etc (etc's etc/, or the items one by
+// one where etc is nil), the system view and /dev.
+func tmpfsRootArgs(etc *etcView) []string {
+	a := []string{"--size", viewTmpfsBytes, "--tmpfs", "/"}
 	view := baseView()
 	if etc != nil {
 		a = append(a, "--ro-bind", etc.dir, "/etc")
@@ -71,19 +95,7 @@ func bwrapArgv(bwrap string, s Spec, lay layout, etc *etcView) []string {
 			a = append(a, "--ro-bind", e.src, e.dst)
 		}
 	}
-	a = append(a, devArgs()...)
-	a = append(a, shmArgs(s)...)
-	a = append(a, "--proc", "/proc",
-		"--bind", lay.tmp, VirtualTmp, "--bind", lay.work, VirtualWork)
-	for _, m := range s.ReadOnly {
-		a = append(a, "--ro-bind", m.Host, m.Virtual)
-	}
-	a = append(a, "--chdir", VirtualWork)
-	for _, kv := range envList(sandboxEnv(s)) {
-		k, v, _ := strings.Cut(kv, "=")
-		a = append(a, "--setenv", k, v)
-	}
-	return append(append(a, "--"), s.Command...)
+	return append(a, devArgs(etc)...)
 }
 
 // viewTmpfsBytes caps the tmpfs at / and the one at /dev (as a --size
@@ -95,22 +107,29 @@ const viewTmpfsBytes = "1048576"
 // devNodes are the host devices an experiment's /dev holds.
 var devNodes = []string{"null", "zero", "full", "urandom"}
 
-// devArgs makes the experiment's /dev: a tmpfs of viewTmpfsBytes holding
-// devNodes (bound from the host), random as a link to urandom (the same generator since
-// Linux 5.6, once it is seeded at boot), and the fd links. There is no tty
-// (the experiment runs in a session of its own, without a terminal) and no
-// devpts. bwrap's --dev would bind tty and random too and mount a devpts:
-// every bind costs bwrap a read of the whole mount table, 60–80 µs on the
-// AMD EPYC host of session 11, where these two binds were 0.1–0.2 ms of a
-// 3.5 ms bare launch.
-func devArgs() []string {
+// devArgs makes the tmpfs root's /dev: a tmpfs of viewTmpfsBytes holding
+// devNodes (bound from the host), random as a link to urandom (the same
+// generator since Linux 5.6, once it is seeded at boot), and the fd links
+// (devLinks). There is no tty (the experiment runs in a session of its
+// own, without a terminal) and no devpts. bwrap's --dev would bind tty and
+// random too and mount a devpts: every bind costs bwrap a read of the
+// whole mount table, 60–80 µs on the AMD EPYC host of session 11, where
+// these two binds were 0.1–0.2 ms of a 3.5 ms bare launch.
+//
+// Where the view's dev/ holds devices, it is bound instead, as on the root
+// view: the host's devices belong to root, and an experiment of a host
+// running as root, uid 0 in its user namespace, could change their modes
+// (chmod /dev/null 0 did, until session 15).
+func devArgs(etc *etcView) []string {
+	if etc != nil && etc.devices {
+		return []string{"--dev-bind", filepath.Join(etc.root, "dev"), "/dev"}
+	}
 	a := []string{"--size", viewTmpfsBytes, "--tmpfs", "/dev"}
 	for _, d := range devNodes {
 		a = append(a, "--dev-bind", "/dev/"+d, "/dev/"+d)
 	}
-	a = append(a, "--symlink", "urandom", "/dev/random", "--symlink", "/proc/self/fd", "/dev/fd")
-	for i, name := range []string{"stdin", "stdout", "stderr"} {
-		a = append(a, "--symlink", "/proc/self/fd/"+strconv.Itoa(i), "/dev/"+name)
+	for _, l := range devLinks {
+		a = append(a, "--symlink", l[1], "/dev/"+l[0])
 	}
 	return a
 }

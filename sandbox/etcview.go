@@ -50,13 +50,15 @@ type etcViews struct {
 
 // etcView is one prepared view and what it was made from.
 type etcView struct {
-	dir   string
-	binds []string // item folders bound on their own, as host paths
-	users int      // launches holding it
-	stale bool     // replaced: removed when the last user lets go
-	host  []stamp
-	own   []stamp
-	watch *stampWatch // nil: every check reads every stamp (etcwatch.go)
+	root    string   // the root view (rootview.go), holding dir
+	dir     string   // root's etc/
+	devices bool     // root's dev/ holds devices
+	binds   []string // item folders bound on their own, as host paths
+	users   int      // launches holding it
+	stale   bool     // replaced: removed when the last user lets go
+	host    []stamp
+	own     []stamp
+	watch   *stampWatch // nil: every check reads every stamp (etcwatch.go)
 }
 
 // stamp is what lstat said of path; ok is false when it did not exist.
@@ -130,7 +132,7 @@ func (e *etcViews) release(v *etcView) {
 // remove closes the view's watch and removes its folder.
 func (v *etcView) remove() {
 	v.watch.close()
-	removeTree(v.dir)
+	removeTree(v.root)
 }
 
 // retire marks v replaced and removes it if no launch holds it; e.mu is held.
@@ -151,26 +153,45 @@ func (e *etcViews) settle() {
 	}
 }
 
-// buildEtcView copies the etcItems of src into the new folder dir.
-func buildEtcView(src, dir string) (*etcView, error) {
-	if err := os.Mkdir(dir, 0o700); err != nil {
+// buildEtcView makes the root view in the new folder root: a copy of the
+// etcItems of src in its etc/, then the rest (makeRoot).
+func buildEtcView(src, root string) (*etcView, error) {
+	if err := os.Mkdir(root, 0o700); err != nil {
 		return nil, fmt.Errorf("etc view: %w", err)
 	}
-	v := &etcView{dir: dir}
-	var copies []string
+	v, err := fillEtcView(src, root)
+	if err != nil {
+		removeTree(root)
+		return nil, fmt.Errorf("etc view: %w", err)
+	}
+	return v, nil
+}
+
+func fillEtcView(src, root string) (*etcView, error) {
+	v := &etcView{root: root, dir: filepath.Join(root, "etc")}
+	if err := os.Mkdir(v.dir, 0o700); err != nil {
+		return nil, err
+	}
+	copies := []string{v.dir}
 	for _, name := range etcItems {
-		made, err := v.copyItem(filepath.Join(src, name), filepath.Join(dir, name), true)
+		made, err := v.copyItem(filepath.Join(src, name), filepath.Join(v.dir, name), true)
 		if err != nil {
-			removeTree(dir)
-			return nil, fmt.Errorf("etc view: %w", err)
+			return nil, err
 		}
 		copies = append(copies, made...)
 	}
-	if err := os.Chmod(dir, 0o555); err != nil {
-		removeTree(dir)
-		return nil, fmt.Errorf("etc view: %w", err)
+	if err := os.Chmod(v.dir, 0o555); err != nil {
+		return nil, err
 	}
-	for _, p := range append(copies, dir) {
+	own, devices, err := makeRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(root, 0o555); err != nil {
+		return nil, err
+	}
+	v.devices = devices
+	for _, p := range append(copies, own...) {
 		v.own = append(v.own, stampOf(p))
 	}
 	v.watch = watchStamps(append(slices.Clone(v.host), v.own...))

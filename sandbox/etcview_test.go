@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -245,35 +246,60 @@ func stringList(v any) []string {
 	return out
 }
 
-// The launch line binds the prepared view at /etc and no /etc item on its own.
+// The launch line binds the prepared root view at / and no /etc item on
+// its own but the large folders; a run with a read-only mount binds the
+// view's etc/ at /etc on a tmpfs root instead.
 func TestBwrapLaunchBindsOneEtcView(t *testing.T) {
 	if _, err := bwrapPath(); err != nil {
 		t.Skip("no bwrap: " + err.Error())
 	}
-	spec, err := normalize(experiment{backend: Bubblewrap, command: []string{"true"}}.spec(t))
-	must(t, err)
-	cfg, err := helperFor(spec, newLayout(spec.RunDir))
-	must(t, err)
-	if cfg.release == nil {
-		t.Fatal("no view was taken")
+	for _, withMount := range []bool{false, true} {
+		t.Run(fmt.Sprint("read-only mount=", withMount), func(t *testing.T) {
+			spec := experiment{backend: Bubblewrap, command: []string{"true"}}.spec(t)
+			if withMount {
+				spec.ReadOnly = []Mount{{Host: "/usr/share", Virtual: "/opt/share"}}
+			}
+			spec, err := normalize(spec)
+			must(t, err)
+			cfg, err := helperFor(spec, newLayout(spec.RunDir))
+			must(t, err)
+			if cfg.release == nil {
+				t.Fatal("no view was taken")
+			}
+			defer cfg.release()
+			etcCopies.mu.Lock()
+			v := etcCopies.byParent[filepath.Dir(spec.RunDir)]
+			etcCopies.mu.Unlock()
+			want := []string{"--ro-bind " + v.root + " /"}
+			if withMount {
+				want = []string{"--tmpfs /", "--ro-bind " + v.dir + " /etc"}
+			}
+			for _, p := range v.binds {
+				want = append(want, "--ro-bind "+p+" /etc/"+filepath.Base(p))
+			}
+			if got := viewBinds(cfg.Argv); !slices.Equal(got, want) {
+				t.Errorf("/ and /etc on the launch line: %q, want %q", got, want)
+			}
+		})
 	}
-	defer cfg.release()
-	etcCopies.mu.Lock()
-	v := etcCopies.byParent[filepath.Dir(spec.RunDir)]
-	etcCopies.mu.Unlock()
-	want := []string{"--ro-bind " + v.dir + " /etc"}
-	for _, p := range v.binds {
-		want = append(want, "--ro-bind "+p+" /etc/"+filepath.Base(p))
-	}
+}
+
+// viewBinds lists the steps of argv that mount at / or at /etc or in it.
+func viewBinds(argv []string) []string {
+	arity := map[string]int{"--ro-bind": 2, "--bind": 2, "--dev-bind": 2, "--symlink": 2, "--setenv": 2,
+		"--tmpfs": 1, "--proc": 1, "--dir": 1, "--size": 1, "--perms": 1, "--chdir": 1, "--cap-drop": 1}
 	var binds []string
-	for i, a := range cfg.Argv {
-		if i >= 2 && strings.HasPrefix(cfg.Argv[i-2], "--") && (a == "/etc" || filepath.Dir(a) == "/etc") {
-			binds = append(binds, strings.Join(cfg.Argv[i-2:i+1], " "))
+	for i := 1; i < len(argv) && argv[i] != "--"; i++ {
+		n := arity[argv[i]]
+		if n == 0 || i+n >= len(argv) {
+			continue
 		}
+		if dst := argv[i+n]; argv[i] != "--setenv" && (dst == "/" || dst == "/etc" || filepath.Dir(dst) == "/etc") {
+			binds = append(binds, strings.Join(argv[i:i+n+1], " "))
+		}
+		i += n
 	}
-	if !slices.Equal(binds, want) {
-		t.Errorf("/etc on the launch line: %q, want %q", binds, want)
-	}
+	return binds
 }
 
 // With the view's watch, a check after no change reads no stamp, and every
@@ -293,7 +319,7 @@ func TestEtcViewWatchSeesChanges(t *testing.T) {
 	}
 	// Names that no stamp concerns come and go beside the view and in /etc
 	// (every run renames folders in the view's parent): the watch stays quiet.
-	parent := filepath.Dir(v.dir)
+	parent := filepath.Dir(v.root)
 	must(t, os.Mkdir(filepath.Join(parent, "run-1"), 0o700))
 	must(t, os.Rename(filepath.Join(parent, "run-1"), filepath.Join(parent, ".scrap-1")))
 	must(t, os.WriteFile(filepath.Join(src, "motd"), nil, 0o644))

@@ -104,6 +104,7 @@ type experiment struct {
 	env      map[string]string
 	asNobody bool
 	noGate   bool // the ptrace stop instead of the start gate (forceNoGate, as nobody)
+	readOnly []Mount
 }
 
 func (e experiment) spec(t testing.TB) Spec {
@@ -132,7 +133,7 @@ func (e experiment) spec(t testing.TB) Spec {
 		Backend: e.backend, SelfExe: self, Sealed: sealed, Command: e.command,
 		RunDir: filepath.Join(dir, "run"), ArtifactDir: filepath.Join(dir, "artifacts"),
 		Env: e.env, Outputs: e.outputs, Timeout: orDur(e.timeout, 30*time.Second), CPUs: 1,
-		MemoryBytes: e.memory, MaxFileBytes: e.maxFile, WorkspaceBytes: e.space,
+		MemoryBytes: e.memory, MaxFileBytes: e.maxFile, WorkspaceBytes: e.space, ReadOnly: e.readOnly,
 	}
 }
 
